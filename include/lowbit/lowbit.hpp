@@ -1,0 +1,18 @@
+// lowbit: quantized matrix-multiply kernels for LLM inference. The umbrella header.
+// All public headers are host-only C++17: no nvcc needed to include them.
+#pragma once
+
+#include "lowbit/checkpoint.hpp"
+#include "lowbit/device.hpp"
+#include "lowbit/dtype.hpp"
+#include "lowbit/formats.hpp"
+#include "lowbit/gemm.hpp"
+#include "lowbit/numeric.hpp"
+#include "lowbit/quantize.hpp"
+#include "lowbit/reference.hpp"
+#include "lowbit/safetensors.hpp"
+#include "lowbit/status.hpp"
+
+namespace lowbit {
+inline constexpr const char* kVersion = "0.1.0";
+}

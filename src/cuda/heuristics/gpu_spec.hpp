@@ -1,0 +1,30 @@
+// Internal: what the heuristics know of a GPU, read from the device (never from its name).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace lowbit::cuda {
+
+struct GpuSpec {
+  int device = 0;
+  std::string name;
+  int cc = 0;                 // compute capability major*10 + minor (90 for Hopper)
+  int sm_count = 0;
+  int smem_per_block_optin = 0;  // bytes
+  int smem_per_sm = 0;           // bytes
+  int64_t l2_bytes = 0;
+  int regs_per_sm = 0;
+  double dram_gbps = 0;       // theoretical: 2 * memory clock * bus width (a lead, not a reading)
+};
+
+// Reads cudaGetDeviceProperties once per device (thread-safe) and caches it. Throws
+// lowbit::Error if the device does not exist.
+const GpuSpec& gpu_spec(int device);
+
+// Whether this build carries machine code that runs on a GPU of compute capability `cc`
+// for the arch list it was built with (LOWBIT_CUDA_ARCHS): sm_XY runs on X.Y..X.9 of the same
+// major; sm_90a only on 9.0.
+bool build_has_code_for(int cc, int min_arch);
+
+}  // namespace lowbit::cuda

@@ -1,0 +1,127 @@
+// The CUDA kernel families of this build and the rules that pick one for a problem.
+//
+// Two parts, kept apart on purpose:
+//   1. kernel_family_table(): every family, in the order the selector tries them. A row is
+//      a family's four entry points (families.hpp) and a comment saying why it exists.
+//   2. select_cuda(): checks the device, then applies the selection rules to the table.
+//      Rules that depend on the problem (e.g. "m <= 16: prefer the GEMV family") go into
+//      apply_selection_rules(), never into the kernels and never into the table.
+//
+// A family's make() may still refuse by throwing lowbit::Error (e.g. the cuBLASLt heuristic
+// finds no algorithm for a combination its documentation allows); the selector records that
+// reason like any other and goes on to the next family.
+//
+// Debugging / benchmarking: the environment variable LOWBIT_CUDA_FAMILIES, a comma-separated
+// list of family names, restricts the selector to those families (e.g.
+// LOWBIT_CUDA_FAMILIES=cublas_baseline to time the baseline through the public API).
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "api/gemm_impl.hpp"
+#include "cuda/baseline/cublas_gemm.hpp"
+#include "cuda/families.hpp"
+#include "cuda/heuristics/gpu_spec.hpp"
+
+namespace lowbit {
+namespace cuda {
+
+// =======================================================================================
+// 1. The table
+// =======================================================================================
+const std::vector<FamilyEntry>& kernel_family_table() {
+  static const std::vector<FamilyEntry> kTable = {
+      // The reference every lowbit kernel is measured against, and the fallback for dense
+      // and fp8 problems no specialised family takes. Last in the order once other
+      // families exist: it never loses a problem another family can run better.
+      {kCublasBaselineName, kCublasBaselineDescription, &cublas_baseline_runs_on,
+       &cublas_baseline_can_implement, &cublas_baseline_make},
+  };
+  return kTable;
+}
+
+// =======================================================================================
+// 2. Selection rules
+// =======================================================================================
+namespace {
+
+std::string strip_prefix(const std::string& message) {
+  static const std::string kPrefix = "lowbit: ";
+  return message.compare(0, kPrefix.size(), kPrefix) == 0 ? message.substr(kPrefix.size())
+                                                          : message;
+}
+
+// LOWBIT_CUDA_FAMILIES, parsed; empty when unset (every family allowed).
+std::vector<std::string> families_from_env() {
+  std::vector<std::string> names;
+  const char* env = std::getenv("LOWBIT_CUDA_FAMILIES");
+  if (env == nullptr) return names;
+  std::stringstream list(env);
+  std::string item;
+  while (std::getline(list, item, ','))
+    if (!item.empty()) names.push_back(item);
+  return names;
+}
+
+// The families to try for `desc` on `gpu`, best first. Today: the table order, restricted by
+// LOWBIT_CUDA_FAMILIES. Problem-dependent preferences belong here, each with its reason
+// and the measurement behind it.
+std::vector<const FamilyEntry*> apply_selection_rules(const GemmDesc& desc, const GpuSpec& gpu,
+                                                      std::vector<std::string>* skipped) {
+  (void)desc;
+  (void)gpu;
+  const std::vector<std::string> only = families_from_env();
+  std::vector<const FamilyEntry*> order;
+  for (const FamilyEntry& f : kernel_family_table()) {
+    bool allowed = only.empty();
+    for (const std::string& name : only) allowed = allowed || name == f.name;
+    if (allowed)
+      order.push_back(&f);
+    else
+      skipped->push_back(std::string(f.name) + ": excluded by LOWBIT_CUDA_FAMILIES");
+  }
+  return order;
+}
+
+}  // namespace
+}  // namespace cuda
+
+namespace detail {
+
+Selection select_cuda(const GemmDesc& desc, int device_index) {
+  Selection sel;
+  const cuda::GpuSpec* gpu = nullptr;
+  try {
+    gpu = &cuda::gpu_spec(device_index);  // throws when the device does not exist
+  } catch (const Error& e) {
+    sel.why_not = Status::Fail(std::string(e.what()) + "; use Device::cpu()");
+    return sel;
+  }
+
+  std::vector<std::string> reasons;
+  for (const cuda::FamilyEntry* f : cuda::apply_selection_rules(desc, *gpu, &reasons)) {
+    Status s = f->runs_on(*gpu);
+    if (s.ok()) s = f->can_implement(desc, *gpu);
+    if (s.ok()) {
+      try {
+        sel.impl = f->make(desc, *gpu);
+        if (sel.impl) return sel;
+        s = Status::Fail("lowbit: make() returned no implementation");
+      } catch (const Error& e) {
+        s = Status::Fail(e.what());
+      }
+    }
+    reasons.push_back(std::string(f->name) + ": " + cuda::strip_prefix(s.message()));
+  }
+
+  std::string line = "lowbit: no CUDA kernel for " + desc.describe() +
+                     " on cuda:" + std::to_string(device_index) + " (" + gpu->name + ", sm_" +
+                     std::to_string(gpu->cc) + ")";
+  for (size_t i = 0; i < reasons.size(); ++i) line += (i == 0 ? ": " : "; ") + reasons[i];
+  sel.why_not = Status::Fail(line);
+  return sel;
+}
+
+}  // namespace detail
+}  // namespace lowbit

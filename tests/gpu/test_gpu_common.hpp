@@ -1,0 +1,136 @@
+// Helpers shared by the GPU tests: skipping without a GPU, device buffers, random data,
+// conversions through the host codecs.
+//
+// Every GPU test starts with LOWBIT_REQUIRE_GPU(): on a machine without a usable CUDA device
+// the test is SKIPPED with the runtime's reason ("no CUDA device: cudaErrorNoDevice (...)"),
+// never failed.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cuda/common/check.hpp"
+#include "lowbit/device.hpp"
+#include "lowbit/dtype.hpp"
+#include "lowbit/numeric.hpp"
+
+#define LOWBIT_REQUIRE_GPU()                                                    \
+  do {                                                                          \
+    if (::lowbit::list_gpus().empty()) GTEST_SKIP() << ::lowbit::cuda_status(); \
+  } while (0)
+
+namespace lowbit::test {
+
+// Owns `bytes` of device memory (cudaMalloc: 256-byte aligned). Move-only.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
+    if (bytes_ > 0) LOWBIT_CUDA_CHECK(cudaMalloc(&ptr_, bytes_));
+  }
+  template <typename T>
+  explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size() * sizeof(T)) {
+    upload(host.data(), bytes_);
+  }
+  ~DeviceBuffer() {
+    if (ptr_ != nullptr) (void)cudaFree(ptr_);
+  }
+  DeviceBuffer(DeviceBuffer&& o) noexcept
+      : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    std::swap(ptr_, o.ptr_);
+    std::swap(bytes_, o.bytes_);
+    return *this;
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  void* get() const { return ptr_; }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
+  std::size_t bytes() const { return bytes_; }
+
+  void upload(const void* src, std::size_t n) {
+    if (n > 0) LOWBIT_CUDA_CHECK(cudaMemcpy(ptr_, src, n, cudaMemcpyHostToDevice));
+  }
+  std::vector<uint8_t> download() const {
+    std::vector<uint8_t> out(bytes_);
+    if (bytes_ > 0) LOWBIT_CUDA_CHECK(cudaMemcpy(out.data(), ptr_, bytes_, cudaMemcpyDeviceToHost));
+    return out;
+  }
+  // 0xFF bytes: NaN in f32, f16 and bf16 (all-ones exponent, nonzero mantissa), so any
+  // element a kernel forgets to write shows up as non-finite.
+  void poison(cudaStream_t stream = nullptr) {
+    if (bytes_ > 0) LOWBIT_CUDA_CHECK(cudaMemsetAsync(ptr_, 0xFF, bytes_, stream));
+  }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// A stream owned by the test.
+class StreamHolder {
+ public:
+  StreamHolder() { LOWBIT_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+  ~StreamHolder() { (void)cudaStreamDestroy(s_); }
+  StreamHolder(const StreamHolder&) = delete;
+  StreamHolder& operator=(const StreamHolder&) = delete;
+  cudaStream_t get() const { return s_; }
+  void sync() const { LOWBIT_CUDA_CHECK(cudaStreamSynchronize(s_)); }
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
+// Fresh random data for each case; the seed is printed by the tests that use it.
+inline std::vector<float> random_normal(std::mt19937& rng, int64_t count, float stddev = 1.0f) {
+  std::normal_distribution<float> dist(0.0f, stddev);
+  std::vector<float> v(static_cast<std::size_t>(count));
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// Values in dtype `t` (f32/f16/bf16) as raw bytes, rounded by the host codecs.
+inline std::vector<uint8_t> encode(const std::vector<float>& v, DType t) {
+  std::vector<uint8_t> out(v.size() * dtype_size(t));
+  for (std::size_t i = 0; i < v.size(); ++i)
+    store_from_f32(out.data(), t, static_cast<int64_t>(i), v[i]);
+  return out;
+}
+
+inline std::vector<float> decode(const std::vector<uint8_t>& bytes, DType t, int64_t count) {
+  std::vector<float> out(static_cast<std::size_t>(count));
+  for (int64_t i = 0; i < count; ++i)
+    out[static_cast<std::size_t>(i)] = load_as_f32(bytes.data(), t, i);
+  return out;
+}
+
+// The values `v` become once stored in dtype `t`.
+inline std::vector<float> rounded(const std::vector<float>& v, DType t) {
+  return decode(encode(v, t), t, static_cast<int64_t>(v.size()));
+}
+
+inline int64_t count_non_finite(const std::vector<float>& v) {
+  int64_t n = 0;
+  for (float x : v) n += std::isfinite(x) ? 0 : 1;
+  return n;
+}
+
+inline bool all_zero(const std::vector<float>& v) {
+  for (float x : v)
+    if (x != 0.0f) return false;
+  return true;
+}
+
+}  // namespace lowbit::test

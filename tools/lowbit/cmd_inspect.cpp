@@ -1,0 +1,107 @@
+// `lowbit inspect FILE [--verify ORIGINAL]`: read a safetensors file back through the
+// validating reader, list its tensors, load every lowbit-quantized tensor (checking it), and
+// optionally compare it with the checkpoint it was quantized from.
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "lowbit/checkpoint.hpp"
+#include "lowbit/reference.hpp"
+#include "lowbit/safetensors.hpp"
+#include "tools/lowbit/cli_util.hpp"
+#include "tools/lowbit/commands.hpp"
+
+namespace lowbit::cli {
+namespace {
+
+struct Options {
+  std::string path, verify;
+  bool list = false;
+};
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::vector<float> dequantize_any(const QuantizedTensor& q) {
+  return std::visit([](const auto& t) { return dequantize(t); }, q);
+}
+
+void run_inspect(const Options& o, int& exit_code) {
+  SafetensorsReader file = SafetensorsReader::open(o.path);
+  const auto quantized = list_quantized(file);
+  uint64_t data_bytes = 0;
+  for (const auto& t : file.tensors()) data_bytes += t.nbytes();
+  std::printf("%s: %zu tensors, %.1f MB of data, %zu metadata entries", o.path.c_str(),
+              file.tensors().size(), data_bytes / 1e6, file.metadata().size());
+  if (!quantized.empty())
+    std::printf(", lowbit v%s with %zu quantized tensors",
+                file.metadata().at(kCheckpointVersionKey).c_str(), quantized.size());
+  std::printf("\n");
+  if (o.list)
+    for (const auto& t : file.tensors())
+      std::printf("  %-60s %-5s %s\n", t.name.c_str(), dtype_name(t.dtype),
+                  shape_text(t.shape).c_str());
+
+  std::optional<SafetensorsReader> orig;
+  if (!o.verify.empty()) orig.emplace(SafetensorsReader::open(o.verify));
+  int bad = 0;
+  for (const auto& [name, format] : quantized) {
+    const QuantizedTensor q = load_quantized(file, name);  // throws on any inconsistency
+    std::printf("  %-60s %-12s loaded", name.c_str(), format.c_str());
+    if (orig) {
+      const TensorInfo* t = orig->find(name);
+      if (t == nullptr) {
+        std::printf("  NOT IN %s", o.verify.c_str());
+        ++bad;
+      } else {
+        const std::vector<float> x = orig->read_f32(*t);
+        const std::vector<float> deq = dequantize_any(q);
+        if (x.size() != deq.size()) {
+          std::printf("  SHAPE MISMATCH with the original %s", shape_text(t->shape).c_str());
+          ++bad;
+        } else {
+          const ErrorStats s = error_stats(x.data(), deq.data(), static_cast<int64_t>(x.size()));
+          std::printf("  rel_err %.3e  max_abs %.3e  SNR %.2f dB", s.rel_frobenius, s.max_abs,
+                      s.snr_db);
+        }
+      }
+    }
+    std::printf("\n");
+  }
+  if (orig) {
+    // Every tensor of the original must be there: quantized, or copied byte for byte.
+    for (const auto& t : orig->tensors()) {
+      if (quantized.count(t.name)) continue;
+      const TensorInfo* c = file.find(t.name);
+      if (c == nullptr || c->dtype != t.dtype || c->shape != t.shape ||
+          std::memcmp(file.data(*c), orig->data(t), t.nbytes()) != 0) {
+        std::printf("  %-60s DIFFERS from the original or is missing\n", t.name.c_str());
+        ++bad;
+      }
+    }
+    std::printf("lowbit: verify: %s against %s: %s\n", o.path.c_str(), o.verify.c_str(),
+                bad ? "MISMATCH" : "every tensor accounted for");
+  }
+  exit_code = bad ? 1 : 0;
+}
+
+}  // namespace
+
+void add_inspect_command(CLI::App& app, int& exit_code) {
+  auto opts = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "inspect", "Read a safetensors file back, validate it, and load its quantized tensors");
+  cmd->add_option("file", opts->path, ".safetensors file")->required();
+  cmd->add_option("--verify", opts->verify,
+                  "the checkpoint FILE was quantized from: report the error of every quantized "
+                  "tensor and check that all other tensors were copied unchanged");
+  cmd->add_flag("--list,-l", opts->list, "list every tensor (name, dtype, shape)");
+  cmd->callback([opts, &exit_code] { run_inspect(*opts, exit_code); });
+}
+
+}  // namespace lowbit::cli
