@@ -23,6 +23,7 @@
 #include "cuda/baseline/cublas_gemm.hpp"
 #include "cuda/families.hpp"
 #include "cuda/heuristics/gpu_spec.hpp"
+#include "cuda/mixed_gemm/sm80_mixed_gemm_family.hpp"
 
 namespace lowbit {
 namespace cuda {
@@ -32,6 +33,10 @@ namespace cuda {
 // =======================================================================================
 const std::vector<FamilyEntry>& kernel_family_table() {
   static const std::vector<FamilyEntry> kTable = {
+      // Integer weights (4/8-bit, symmetric or integer zeros) with f16/bf16 activations on
+      // tensor cores, every m: ahead of cuBLAS, which takes no integer weights anyway.
+      {kSm80MixedGemmName, kSm80MixedGemmDescription, &sm80_mixed_gemm_runs_on,
+       &sm80_mixed_gemm_can_implement, &sm80_mixed_gemm_make},
       // The reference every lowbit kernel is measured against, and the fallback for dense
       // and fp8 problems no specialised family takes. Last in the order once other
       // families exist: it never loses a problem another family can run better.

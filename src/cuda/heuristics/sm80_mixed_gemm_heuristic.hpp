@@ -1,0 +1,98 @@
+// Internal: tile configurations of the sm80 mixed GEMM (f16/bf16 activations x 4/8-bit
+// weights) and the heuristic that picks one, with a split-K factor, from (m, n, k) and the GPU.
+//
+// Host-only and nvcc-free: the kernel translation units include this header to instantiate
+// exactly the rows of kMixedGemmConfigs, and the family's host side includes it to choose.
+// Kernels never choose themselves.
+//
+// Orientation (docs/kernels/mixed_gemm.md, "Design"): the kernel computes out^T, with the
+// dequantized weights as the mma A operand (16 output channels per m16 row block) and the
+// activations as the B operand (8 tokens per n8 column block). BLOCK_N counts output
+// channels (lowbit's n), BLOCK_M tokens (lowbit's m).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace lowbit::cuda {
+
+struct MixedGemmTileConfig {
+  int block_n;  // output channels per CTA (multiple of 16: one 16-row strip per mma A tile)
+  int block_m;  // tokens per CTA (multiple of 8: one n8 block per mma B tile)
+  int block_k;  // k per pipeline stage (multiple of 64)
+  int warps_n;  // warps along n; each owns block_n / warps_n channels
+  int warps_m;  // warps along m; each owns block_m / warps_m tokens
+  int warps_k;  // warps along k inside a stage (reduced through shared memory at the end)
+  int stages;   // cp.async pipeline depth
+  int min_ctas;  // __launch_bounds__ minimum CTAs per SM (caps registers at 64K / (threads x this))
+  // Split-K rule (heuristic .cpp): split while CTAs < split_below * SMs and each split keeps
+  // at least min_split_iters stages.
+  float split_below;
+  int min_split_iters;
+  const char* tag;     // short name used in kernel names: "t8"
+  const char* reason;  // why the row exists
+  constexpr int threads() const { return 32 * warps_n * warps_m * warps_k; }
+};
+
+// THE table of instantiated configurations. Every row costs four kernels per architecture
+// (f16/bf16 x 4/8-bit), so a row is added only with a measurement that needs it.
+inline constexpr int kMixedGemmConfigCount = 4;
+inline constexpr MixedGemmTileConfig kMixedGemmConfigs[kMixedGemmConfigCount] = {
+    // m <= 8 (decode). Weight streaming: one 16-channel strip per CTA gives n/16 CTAs
+    // (256 for n = 4096); the four warps split each 1024-column stage along k, 4 chunks
+    // each (4 independent mma chains); 8 KB of weights per stage, 4 stages, 4 CTAs per SM
+    // (~96 KB in flight per SM). Group scales go to the fp32 mma results. Run 5: 12% faster
+    // than 512-column stages (W4 g128 Suite 1 m=1: 56.2 vs 63.5 us), which were issue-bound
+    // on the per-stage loader (ncu run 4).
+    {16, 8, 1024, 1, 1, 4, 4, 4, 2.5f, 2, "t8", "m<=8: weight streaming, n/16 CTAs, 8 KB stages"},
+    // m <= 16. Activations are re-read by every CTA from L2 (4 m / block_n times the
+    // weight bytes), so block_n = 64 (1x); split-K restores the CTA count. Also 8-bit
+    // decode with large n (16 KB stages: 3.0 TB/s on gate_up, run 4).
+    {64, 16, 256, 2, 1, 2, 4, 3, 1.4f, 8, "t16", "m<=16: block_n 64 halves activation re-reads"},
+    // m <= 64: 32x64 warp tiles, each dequantized fragment feeds 8 mma; 2 CTAs per SM.
+    {128, 64, 128, 4, 1, 2, 4, 2, 0.7f, 16, "t64", "m<=64: 32x64 warp tiles, dequant reused 8x"},
+    // m > 64: 4 warps of 32 channels x 128 tokens, every weight dequantized once per CTA
+    // (no warp shares channels), 32 mma per k16 step per warp, 2 CTAs per SM. Faster than a
+    // 128 x 256 tile with 8 warps at every m >= 256 (runs 1, 3, 4, 5: 6-16%), which was
+    // removed.
+    {128, 128, 64, 4, 1, 1, 4, 2, 0.9f, 16, "t128", "m>64: 32x128 warp tiles, no redundant dequant"},
+};
+
+// How the split-K partial sums of one output tile are combined. Every mode sums the splits
+// in split order, so results never depend on timing (deterministic).
+enum class MixedGemmSplitMode : uint8_t {
+  kNone,       // splits == 1
+  kCluster,    // sm_90: the splits of a tile form a thread-block cluster and reduce through
+               // distributed shared memory inside the kernel (no workspace, one launch)
+  kWorkspace,  // sm_80/89: fp32 partials to the workspace, then a reduction kernel
+};
+
+// Index of the configuration named `tag` in kMixedGemmConfigs, or -1.
+int mixed_gemm_config_index(const char* tag);
+
+struct MixedGemmPlan {
+  int config = 0;  // row of kMixedGemmConfigs
+  int splits = 1;  // split-K factor, 1..8
+  MixedGemmSplitMode split_mode = MixedGemmSplitMode::kNone;
+  std::string describe() const;  // "t8 s1"
+};
+
+struct MixedGemmProblem {
+  int64_t m = 0, n = 0, k = 0;
+  int bits = 4;
+  int sm_count = 0;
+  int cc = 0;                   // compute capability major*10+minor
+  int ctas_per_sm[kMixedGemmConfigCount] = {};  // occupancy of each config (0 = unknown)
+};
+
+// The configuration for m, and the split-K factor (see the .cpp).
+MixedGemmPlan choose_mixed_gemm_plan(const MixedGemmProblem& p);
+
+// k per split for a given k and split count: a multiple of block_k (the kernel uses the
+// same formula, so host and device agree).
+inline int64_t mixed_gemm_k_per_split(int64_t k, int block_k, int splits) {
+  const int64_t iters = (k + block_k - 1) / block_k;
+  return (iters + splits - 1) / splits * block_k;
+}
+
+}  // namespace lowbit::cuda

@@ -1,0 +1,345 @@
+// The sm80 mixed GEMM kernel: out(m, n) = A(m, k) * dequant(W)(n, k)^T (+ bias), A and out
+// f16 or bf16, W 4- or 8-bit in the tiled layout (smxx_tiled_layout.hpp), fp32 accumulation
+// with mma.sync.m16n8k16. Runs on sm_80, sm_89 and sm_90 (plain mma.sync; on sm_90 the
+// split-K reduction uses thread-block clusters). Design and measurements:
+// docs/kernels/mixed_gemm.md.
+//
+// One CTA computes a BLOCK_N (channels) x BLOCK_M (tokens) tile over the k range of its
+// split (blockIdx.z). Per stage of BLOCK_K columns it copies, with cp.async:
+//   W  BLOCK_N/16 strips x BLOCK_K/chunk_k chunks of 512 bytes, as laid out in memory;
+//   A  BLOCK_M rows x BLOCK_K values, 16-byte units swizzled (x_tile_offset);
+//   S  the scale rows (and u8 zero rows) of the groups the stage touches (slot = group).
+// Warps split the tile along n (WARPS_N), m (WARPS_M) and the stage's chunks along k
+// (WARPS_K). A warp reads its lane's 16 bytes of a chunk per strip (one LDS.128), decodes
+// them into A fragments (dequant/sm80_tiled_decode.cuh), gets B fragments of the tokens by
+// ldmatrix and issues STRIPS x MBLK mma per k16 step.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <type_traits>
+
+#include "cuda/dequant/sm80_tiled_decode.cuh"
+#include "cuda/epilogue/sm80_tile_epilogue.cuh"
+#include "cuda/heuristics/sm80_mixed_gemm_heuristic.hpp"
+#include "cuda/mixed_gemm/sm80_mixed_gemm_params.hpp"
+#include "cuda/mma/sm80_weight_a_warp_tile.cuh"
+#include "cuda/pipeline/sm80_multistage.cuh"
+#include "cuda/ptx/cp_async.cuh"
+#include "cuda/ptx/cvta.cuh"
+
+namespace lowbit::cuda {
+
+namespace mixed_gemm_detail {
+template <int N, class F, int I = 0>
+LOWBIT_DEVICE void static_for(F&& f) {
+  if constexpr (I < N) {
+    f(std::integral_constant<int, I>{});
+    static_for<N, F, I + 1>(static_cast<F&&>(f));
+  }
+}
+}  // namespace mixed_gemm_detail
+
+template <typename T, int BITS, int CFG>
+struct Sm80MixedGemm {
+  static constexpr MixedGemmTileConfig kCfg = kMixedGemmConfigs[CFG];
+  static constexpr int BLOCK_N = kCfg.block_n;
+  static constexpr int BLOCK_M = kCfg.block_m;
+  static constexpr int BLOCK_K = kCfg.block_k;
+  static constexpr int WARPS_N = kCfg.warps_n;
+  static constexpr int WARPS_M = kCfg.warps_m;
+  static constexpr int WARPS_K = kCfg.warps_k;
+  static constexpr int STAGES = kCfg.stages;
+  static constexpr int THREADS = kCfg.threads();
+  static constexpr int WARP_N = BLOCK_N / WARPS_N;
+  static constexpr int WARP_M = BLOCK_M / WARPS_M;
+  static constexpr int WARP_K = BLOCK_K / WARPS_K;
+  static constexpr int STRIPS = WARP_N / 16;            // weight strips per warp
+  static constexpr int MBLK = WARP_M / 8;               // 8-token blocks per warp
+  static constexpr int CHUNK_K = tiled::chunk_k(BITS);  // k per 512-byte chunk
+  static constexpr int CPS = BLOCK_K / CHUNK_K;         // chunks per strip per stage
+  static constexpr int CPW = WARP_K / CHUNK_K;          // chunks per warp per stage
+  static constexpr int STEPS = CHUNK_K / 16;            // k16 steps per chunk
+  static constexpr int SLOTS = BLOCK_K / 32;            // scale rows per stage (groups >= 32)
+  // Small token tiles apply group scales to the fp32 mma results (see the warp tile).
+  static constexpr bool kScaleAfter = MBLK <= 2;
+
+  static_assert(BITS == 4 || BITS == 8, "4- and 8-bit weights");
+  static_assert(BLOCK_N % (16 * WARPS_N) == 0, "a warp owns whole 16-channel strips");
+  static_assert(BLOCK_M % (8 * WARPS_M) == 0, "a warp owns whole 8-token blocks");
+  static_assert(BLOCK_K % (CHUNK_K * WARPS_K) == 0, "a k-warp owns whole chunks");
+  static_assert(BLOCK_K % 64 == 0, "stages are whole 64-column blocks (k is a multiple of 64)");
+
+  // Shared memory of one stage: W | scales | zeros | A. With one token block per warp the
+  // activation region holds only xr = min(BLOCK_M, m) rows (decode: 1 row, not 8), so its
+  // size is a launch parameter; larger tiles keep BLOCK_M rows (see the warp tile).
+  static constexpr int kWBytes = BLOCK_N / 16 * CPS * tiled::kChunkBytes;
+  static constexpr int kSBytes = SLOTS * BLOCK_N * 2;
+  static constexpr int kZBytes = SLOTS * BLOCK_N;
+  static constexpr int kFixedStageBytes = kWBytes + kSBytes + kZBytes;
+  static_assert(kFixedStageBytes % 16 == 0, "stage regions stay 16-byte aligned");
+  using Epilogue = TileEpilogue<T, BLOCK_M, BLOCK_N, THREADS>;
+
+  LOWBIT_HD static constexpr int x_rows(int m) { return MBLK == 1 && m < BLOCK_M ? m : BLOCK_M; }
+  LOWBIT_HD static constexpr int stage_bytes(int m) { return kFixedStageBytes + x_rows(m) * BLOCK_K * 2; }
+  // Dynamic shared memory of a launch for m tokens: the pipeline, or the fp32 epilogue tile
+  // of x_rows(m) rows that reuses it, whichever is larger.
+  LOWBIT_HD static constexpr int smem_bytes(int m) {
+    return STAGES * stage_bytes(m) > Epilogue::bytes(x_rows(m)) ? STAGES * stage_bytes(m)
+                                                                : Epilogue::bytes(x_rows(m));
+  }
+  static constexpr int kMaxSmemBytes = smem_bytes(BLOCK_M);
+
+  using WarpTile = WeightAWarpTile<T, BITS, STRIPS, MBLK, kScaleAfter>;
+  using Decoder = typename WarpTile::Decoder;
+  using Consts = typename WarpTile::Consts;
+
+  // Copy assignments (unit u = tid + i * THREADS of each region) are fixed for the kernel.
+  static constexpr int kWUnits = BLOCK_N / 16 * CPS * 32;  // 16-byte units of a stage's weights
+  static constexpr int kWIters = (kWUnits + THREADS - 1) / THREADS;
+  static constexpr int kXUnits = BLOCK_K / 8;              // 16-byte units of an activation row
+  static_assert(THREADS % kXUnits == 0, "activation rows split evenly over the threads");
+  static constexpr int kXRowStep = THREADS / kXUnits;      // rows between a thread's copies
+  static constexpr int kXIters = (BLOCK_M + kXRowStep - 1) / kXRowStep;
+  static constexpr int kSUnits = BLOCK_N / 8;              // 16-byte units of a slot's scales
+  static constexpr int kZUnits = BLOCK_N / 16;             // 16-byte units of a slot's zeros
+  static constexpr int kSThreads = SLOTS * kSUnits;  // threads copying scales (and zeros)
+  static_assert(kSThreads <= THREADS && SLOTS * kZUnits <= kSThreads, "one scale copy per thread at most");
+  // The swizzle of a chunk's first column is known at compile time for every chunk of a
+  // warp (x_tile_offset / WarpTile::swz): 64-column chunks are swizzle-aligned; 32-column
+  // chunks alternate, so a warp must own an even number of them.
+  static_assert(CHUNK_K == 64 || CPW % 2 == 0, "8-bit warps own chunk pairs");
+
+  LOWBIT_DEVICE static void run(MixedGemmParams p, unsigned char* smem) {
+    const int tid = threadIdx.x;
+    const int warp = tid / 32, lane = tid % 32;
+    const int wn = warp % WARPS_N;
+    const int wm = (warp / WARPS_N) % WARPS_M;
+    const int wk = warp / (WARPS_N * WARPS_M);
+
+    // Act-order: the packed k, the activation copy's stride and the group count come from
+    // the index buffer (they depend on g_idx, which only the packer saw).
+    int k = p.k, lda = p.lda, groups = p.groups;
+    if (p.act_index != nullptr) {
+      k = p.act_index[0];
+      groups = p.act_index[1];
+      lda = k;
+    }
+
+    // Tile of this CTA. Several token tiles: GROUP_M of them side by side, so that the CTAs
+    // running together share weight tiles in L2.
+    int m_tile = 0, n_tile = static_cast<int>(blockIdx.x);
+    if (p.m_tiles > 1) {
+      constexpr int GROUP_M = 8;
+      const int per_group = GROUP_M * p.n_tiles;
+      const int first_m = static_cast<int>(blockIdx.x) / per_group * GROUP_M;
+      const int group_m = min(p.m_tiles - first_m, GROUP_M);
+      const int in_group = static_cast<int>(blockIdx.x) % per_group;
+      m_tile = first_m + in_group % group_m;
+      n_tile = in_group / group_m;
+    }
+    const int n0 = n_tile * BLOCK_N, m0 = m_tile * BLOCK_M;
+    const int xr = x_rows(p.m);                 // activation rows held per stage
+    const int valid_m = min(xr, p.m - m0);      // rows of this tile
+    const int stage_stride = kFixedStageBytes + xr * BLOCK_K * 2;
+
+    // k range of this split; the last splits may be short or empty.
+    const int iters_total = (k + BLOCK_K - 1) / BLOCK_K;
+    const int splits = static_cast<int>(gridDim.z);
+    const int iters_per_split = (iters_total + splits - 1) / splits;
+    const int k_begin = static_cast<int>(blockIdx.z) * iters_per_split * BLOCK_K;
+    const int k_end = min(k, k_begin + iters_per_split * BLOCK_K);
+    const int iters = k_begin < k_end ? (k_end - k_begin + BLOCK_K - 1) / BLOCK_K : 0;
+
+    const int gs = p.group_size;
+    // Groups are powers of two: slot / group arithmetic by shifts. A group spanning the
+    // stage (or per-channel) uses slot 0 (shift 30 maps every stage column to 0).
+    const int gs_shift = gs == 32 ? 5 : gs == 64 ? 6 : 7;
+    const int slot_shift = (gs == 0 || gs >= BLOCK_K) ? 30 : gs_shift;
+    const int slots = (gs == 0 || gs >= BLOCK_K) ? 1 : BLOCK_K >> gs_shift;
+    const uint32_t smem_addr = ptx::cvta_shared(smem);
+
+    // ---- loader state, advanced by one stage per load_stage() call (calls come in order)
+    const uint4* w_src[kWIters];
+    int w_chunk_k[kWIters];  // column of the unit's chunk inside a stage; -1: strip past n
+#pragma unroll
+    for (int i = 0; i < kWIters; ++i) {
+      const int u = tid + i * THREADS;
+      const int strip = u / (CPS * 32), chunk = (u / 32) % CPS;
+      const int gstrip = n0 / 16 + strip;
+      const bool ok = (kWUnits % THREADS == 0 || u < kWUnits) && gstrip < p.n / 16;
+      w_chunk_k[i] = ok ? chunk * CHUNK_K : -1;
+      w_src[i] = static_cast<const uint4*>(p.w) +
+                 (static_cast<int64_t>(ok ? gstrip : 0) * (k / CHUNK_K) + k_begin / CHUNK_K + chunk) * 32 + lane;
+    }
+    // Activations: thread copies unit x_unit of rows x_row0 + i * kXRowStep (i < x_iters).
+    const int x_row0 = tid / kXUnits, x_unit = tid % kXUnits;
+    const int x_iters = x_row0 < valid_m ? (valid_m - x_row0 + kXRowStep - 1) / kXRowStep : 0;
+    const T* x_src = static_cast<const T*>(p.a) + static_cast<int64_t>(m0 + x_row0) * lda + k_begin + x_unit * 8;
+    const int64_t x_row_step = static_cast<int64_t>(kXRowStep) * lda;
+    const int x_smem0 = x_tile_offset<BLOCK_K>(x_row0, x_unit);
+    // Scales / zero points: thread t < kSThreads copies unit t % units of slot t / units.
+    const bool s_copy = gs != 0 && tid / kSUnits < slots && n0 + (tid % kSUnits) * 8 < p.n;
+    const bool z_copy = p.zeros != nullptr && tid / kZUnits < slots && n0 + (tid % kZUnits) * 16 < p.n;
+    const int s_group0 = tid / kSUnits, z_group0 = tid / kZUnits;  // group offset in the stage
+    const T* s_src = static_cast<const T*>(p.scales) + static_cast<int64_t>(s_group0) * p.n + n0 + (tid % kSUnits) * 8;
+    const uint8_t* z_src = p.zeros + static_cast<int64_t>(z_group0) * p.n + n0 + (tid % kZUnits) * 16;
+    const uint32_t s_dst = kWBytes + s_group0 * BLOCK_N * 2 + (tid % kSUnits) * 16;
+    const uint32_t z_dst = kWBytes + kSBytes + z_group0 * BLOCK_N + (tid % kZUnits) * 16;
+    int k_load = k_begin;  // first column of the next stage to load
+
+    auto load_stage = [&](int slot) {
+      const uint32_t st = smem_addr + slot * stage_stride;
+#pragma unroll
+      for (int i = 0; i < kWIters; ++i) {
+        if (w_chunk_k[i] >= 0 && k_load + w_chunk_k[i] < k_end)
+          ptx::cp_async_16(st + (tid + i * THREADS) * 16, w_src[i]);
+        w_src[i] += CPS * 32;
+      }
+      if (k_load + x_unit * 8 < k_end) {
+        const uint32_t x_st = st + kFixedStageBytes;
+        const T* src = x_src;
+#pragma unroll
+        for (int i = 0; i < kXIters; ++i) {
+          if (i >= x_iters) break;
+          uint32_t off;
+          if constexpr (MBLK == 1) off = (tid + i * THREADS) * 16;  // unswizzled rows: linear
+          else if constexpr (kXRowStep % 8 == 0) off = x_smem0 + i * kXRowStep * BLOCK_K * 2;
+          else off = x_tile_offset<BLOCK_K>(x_row0 + i * kXRowStep, x_unit);
+          ptx::cp_async_16(x_st + off, src);
+          src += x_row_step;
+        }
+      }
+      x_src += BLOCK_K;
+      if (tid < kSThreads) {  // whole warps skip this
+        const uint32_t first_group = gs == 0 ? 0u : static_cast<uint32_t>(k_load) >> gs_shift;
+        const uint64_t goff = static_cast<uint64_t>(first_group) * static_cast<uint32_t>(p.n);
+        if (s_copy && static_cast<int>(first_group) + s_group0 < groups) ptx::cp_async_16(st + s_dst, s_src + goff);
+        if (z_copy && static_cast<int>(first_group) + z_group0 < groups) ptx::cp_async_16(st + z_dst, z_src + goff);
+      }
+      k_load += BLOCK_K;
+    };
+
+    // ---- compute state
+    WarpTile tile;
+    const int strip0 = wn * STRIPS;  // first strip of the warp in the CTA tile
+    const int mblk0 = wm * MBLK;     // first 8-token block of the warp
+    tile.template init<BLOCK_K>(mblk0 * 8, valid_m);
+    const int pair_off = strip0 * 16 + 2 * (lane / 4);  // channels g, g + 8 of strip 0
+    constexpr uint32_t kSymZero = (1u << (BITS - 1)) * 0x0101u;  // z(g), z(g+8) bytes
+    const Consts sym_consts = Decoder::make_consts(kSymZero, 0u, false);
+    int k_comp = k_begin;  // first column of the stage being computed
+
+    auto compute_stage = [&](int slot) {
+      const unsigned char* st = smem + slot * stage_stride;
+      const unsigned char* s_st = st + kWBytes;
+      const unsigned char* z_st = s_st + kSBytes;
+      const uint32_t x_st = smem_addr + slot * stage_stride + kFixedStageBytes;
+
+      // Zero points (and, scaling before the mma, scales) of the group holding stage
+      // column kl, for every strip of the warp; sf: the scales as fp32 (scaling after).
+      auto load_consts = [&](Consts (&c)[STRIPS], float (&sf)[STRIPS][2], int kl) {
+        const int s = kl >> slot_shift;
+#pragma unroll
+        for (int i = 0; i < STRIPS; ++i) {
+          const int pos = pair_off + i * 16;
+          uint32_t sp = 0;
+          if (gs != 0) sp = *reinterpret_cast<const uint32_t*>(s_st + (s * BLOCK_N + pos) * 2);
+          if (p.zeros != nullptr) {
+            c[i] = Decoder::make_consts(*reinterpret_cast<const uint16_t*>(z_st + s * BLOCK_N + pos), sp, gs != 0);
+          } else {  // symmetric: the zero part is loop-invariant (sym_consts), only scales move
+            c[i] = sym_consts;
+            Decoder::set_scales(c[i], sp, gs != 0);
+          }
+          if constexpr (kScaleAfter) {
+            if (gs != 0) {
+              tiled::scale_pair_to_f32<T>(sp, sf[i][0], sf[i][1]);
+            } else {  // per-channel: the epilogue scales
+              sf[i][0] = 1.f;
+              sf[i][1] = 1.f;
+            }
+          }
+        }
+      };
+      // A 4-bit chunk spans 64 columns, two halves of 32: consts are loaded for both (the
+      // same group unless groups are 32 wide), so no branch splits the chunk and the two
+      // halves are independent mma chains.
+      constexpr int kHalves = STEPS == 4 ? 2 : 1;
+
+      // A full stage runs without bounds checks, so the compiler can interleave the
+      // warp's chunks (independent mma chains); only the last stage of a split checks.
+      auto chunks = [&](auto check_c) {
+#pragma unroll
+        for (int c = 0; c < CPW; ++c) {
+          const int chunk = wk * CPW + c;
+          const int kl = chunk * CHUNK_K;  // column of the chunk inside the stage
+          if constexpr (decltype(check_c)::value) {
+            if (k_comp + kl >= k_end) break;  // same for the whole warp
+          }
+          uint4 wq[STRIPS];
+#pragma unroll
+          for (int i = 0; i < STRIPS; ++i)
+            wq[i] = *reinterpret_cast<const uint4*>(st + (((strip0 + i) * CPS + chunk) * 32 + lane) * 16);
+          Consts cst[kHalves][STRIPS];
+          float sf[2][STRIPS][2];
+#pragma unroll
+          for (int h = 0; h < kHalves; ++h) load_consts(cst[h], sf[h], kl + 32 * h);
+          uint32_t b[STEPS][MBLK][2];
+          mixed_gemm_detail::static_for<STEPS>([&](auto step_c) {
+            constexpr int kStep = decltype(step_c)::value;
+            constexpr int kHalf = kHalves == 2 ? kStep / 2 : 0;
+            if constexpr (MBLK == 1) {
+              if constexpr (kStep % 2 == 0)
+                tile.template load_b2<BLOCK_K>(b[kStep], b[kStep + 1], x_st, kl + kStep * 16);
+            } else {
+              tile.template load_b<BLOCK_K>(b[kStep], x_st, kl + kStep * 16);
+            }
+            tile.template step<kStep, kHalf, kStep == 2 * kHalf>(wq, cst[kHalf], b[kStep]);
+          });
+          if constexpr (kScaleAfter) tile.template flush<kHalves>(sf);
+        }
+      };
+      if (k_comp + BLOCK_K <= k_end) chunks(std::false_type{});
+      else chunks(std::true_type{});
+      k_comp += BLOCK_K;
+    };
+
+    multistage_mainloop<STAGES>(iters, load_stage, compute_stage);
+
+    // Epilogue: reduce the k-warps into the fp32 tile, then out.
+    float* red = reinterpret_cast<float*>(smem);
+    Epilogue::template accumulate<STRIPS, MBLK, WARPS_K>(red, tile.acc, strip0, mblk0, wk, xr);
+    EpilogueArgs e;
+    e.channel_scales = gs == 0 ? p.scales : nullptr;
+    e.bias = p.bias;
+    e.out = p.out;
+    e.m = p.m;
+    e.n = p.n;
+    const auto mode = static_cast<MixedGemmSplitMode>(p.split_mode);
+    if (mode == MixedGemmSplitMode::kCluster) {
+      Epilogue::store_cluster(red, m0, n0, valid_m, e);
+    } else if (mode == MixedGemmSplitMode::kWorkspace) {
+      Epilogue::store_partial(red, p.partials + static_cast<int64_t>(blockIdx.z) * p.m * p.n, m0,
+                              n0, valid_m, p.n);
+    } else {
+      Epilogue::store(red, m0, n0, valid_m, e);
+    }
+  }
+};
+
+// Kernel entry: the only architecture guard of the family (CONVENTIONS.md).
+template <typename T, int BITS, int CFG>
+__global__ void __launch_bounds__(kMixedGemmConfigs[CFG].threads(), kMixedGemmConfigs[CFG].min_ctas)
+    sm80_mixed_gemm_kernel(const MixedGemmParams p) {
+#if LOWBIT_HAS_SM80
+  extern __shared__ __align__(128) unsigned char smem[];
+  Sm80MixedGemm<T, BITS, CFG>::run(p, smem);
+#else
+  LOWBIT_DEVICE_TRAP("sm80_mixed_gemm needs sm_80 or newer");
+#endif
+}
+
+}  // namespace lowbit::cuda

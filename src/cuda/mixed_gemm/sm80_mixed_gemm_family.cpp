@@ -1,0 +1,203 @@
+// Host side of the sm80 mixed GEMM family: what it accepts, its plan, packing, workspace and
+// the launches of one run() (docs/kernels/mixed_gemm.md).
+#include "cuda/mixed_gemm/sm80_mixed_gemm_family.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <string>
+
+#include "cuda/common/check.hpp"
+#include "cuda/mixed_gemm/sm80_mixed_gemm_params.hpp"
+#include "lowbit/pack.hpp"
+
+namespace lowbit::cuda {
+
+namespace {
+
+constexpr const char* kWho = "lowbit: sm80_mixed_gemm: ";
+
+const MixedGemmKernels& kernels_for(DType act, int bits) {
+  if (act == DType::kF16) return bits == 4 ? sm80_mixed_gemm_kernels_f16_w4() : sm80_mixed_gemm_kernels_f16_w8();
+  return bits == 4 ? sm80_mixed_gemm_kernels_bf16_w4() : sm80_mixed_gemm_kernels_bf16_w8();
+}
+
+bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+
+size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+
+// Occupancy of every configuration of (dtype, bits) for m tokens on `device`; also raises
+// each kernel's shared-memory limit there (cudaFuncSetAttribute is per device). Host-side
+// calls only, at construction.
+struct Occupancy {
+  int ctas_per_sm[kMixedGemmConfigCount] = {};
+};
+
+Occupancy occupancy(DType act, int bits, int device, int64_t m) {
+  const MixedGemmKernels& k = kernels_for(act, bits);
+  int current = 0;
+  LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
+  if (current != device) LOWBIT_CUDA_CHECK(cudaSetDevice(device));
+  Occupancy occ;
+  Status s;
+  const int mm = static_cast<int>(std::min<int64_t>(m, 1 << 20));
+  for (int c = 0; c < kMixedGemmConfigCount && s.ok(); ++c) s = k.prepare(c, mm, &occ.ctas_per_sm[c]);
+  if (current != device) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
+  throw_if_error(s);
+  return occ;
+}
+
+class Sm80MixedGemmImpl final : public detail::GemmImpl {
+ public:
+  Sm80MixedGemmImpl(const GemmDesc& desc, const GpuSpec& gpu, const MixedGemmPlan& plan)
+      : desc_(desc), device_(gpu.device), plan_(plan), kernels_(&kernels_for(desc.a.dtype, desc.w.int_format.bits)) {
+    const MixedGemmTileConfig& c = kMixedGemmConfigs[plan_.config];
+    m_tiles_ = static_cast<int>((desc_.m + c.block_m - 1) / c.block_m);
+    n_tiles_ = static_cast<int>((desc_.n + c.block_n - 1) / c.block_n);
+    const IntWeightFormat& f = desc_.w.int_format;
+    if (f.act_order)
+      act_bytes_ = round_up(static_cast<size_t>(desc_.m) * static_cast<size_t>(tiled_act_order_max_k(desc_.k)) * 2, 256);
+    if (plan_.split_mode == MixedGemmSplitMode::kWorkspace)
+      partial_bytes_ = round_up(static_cast<size_t>(plan_.splits) * desc_.m * desc_.n * 4, 256);
+  }
+
+  std::string name() const override {
+    const IntWeightFormat& f = desc_.w.int_format;
+    return std::string(kSm80MixedGemmName) + "_" + dtype_name(desc_.a.dtype) + "_w" + std::to_string(f.bits) + "_" +
+           kMixedGemmConfigs[plan_.config].tag + "_s" + std::to_string(plan_.splits) +
+           (plan_.split_mode == MixedGemmSplitMode::kWorkspace ? "ws" : "");
+  }
+  std::string weight_layout() const override { return tiled_layout_name(desc_.w.int_format.bits); }
+  std::size_t workspace_size() const override { return act_bytes_ + partial_bytes_; }
+  PackedWeight pack(const IntWeight& w) const override { return pack_tiled(w); }
+
+  Status run(const GemmArgs& args, void* workspace, Stream stream) const override {
+    const IntWeightFormat& f = desc_.w.int_format;
+    auto misaligned = [&](const char* what) {
+      return Status::Fail(std::string(kWho) + what + " must be 16-byte aligned (" + desc_.describe() + ")");
+    };
+    if (!aligned16(args.a)) return misaligned("A (activations)");
+    if (!aligned16(args.out)) return misaligned("out");
+    if (!aligned16(args.w.data)) return misaligned("weight data");
+    if (!aligned16(args.w.scales)) return misaligned("weight scales");
+    if (f.zero == ZeroPoint::kInteger && !aligned16(args.w.zeros)) return misaligned("weight zero points");
+    if (f.act_order && args.w.index == nullptr)
+      return Status::Fail(std::string(kWho) + "act-order weights need the index buffer (WeightView::index)");
+    if (workspace_size() > 0 && (reinterpret_cast<uintptr_t>(workspace) & 255) != 0)
+      return Status::Fail(std::string(kWho) + "workspace must be 256-byte aligned");
+
+    int current = 0;
+    LOWBIT_CUDA_TRY(cudaGetDevice(&current));
+    if (current != device_) LOWBIT_CUDA_TRY(cudaSetDevice(device_));
+    Status s = enqueue(args, workspace, stream);
+    if (current != device_) LOWBIT_CUDA_TRY(cudaSetDevice(current));
+    return s;
+  }
+
+ private:
+  Status enqueue(const GemmArgs& args, void* workspace, Stream stream) const {
+    const IntWeightFormat& f = desc_.w.int_format;
+    MixedGemmParams p{};
+    p.a = args.a;
+    p.w = args.w.data;
+    p.scales = args.w.scales;
+    p.zeros = f.zero == ZeroPoint::kInteger ? static_cast<const uint8_t*>(args.w.zeros) : nullptr;
+    p.bias = desc_.has_bias ? args.bias : nullptr;
+    p.out = args.out;
+    p.m = static_cast<int>(desc_.m);
+    p.n = static_cast<int>(desc_.n);
+    p.k = static_cast<int>(desc_.k);
+    p.lda = static_cast<int>(desc_.k);
+    p.group_size = f.group_size;
+    p.groups = f.group_size == 0 ? 1 : static_cast<int>(desc_.k / f.group_size);
+    p.m_tiles = m_tiles_;
+    p.n_tiles = n_tiles_;
+    p.split_mode = static_cast<int>(plan_.split_mode);
+    unsigned char* ws = static_cast<unsigned char*>(workspace);
+    if (f.act_order) {
+      // The activations' columns in the packed order (k' <= 2k + 64 columns; k' is read
+      // from the index by both kernels).
+      p.act_index = static_cast<const int32_t*>(args.w.index);
+      if (Status s = sm80_mixed_gemm_permute_activations(desc_.a.dtype, args.a, p.m, p.k, p.act_index, ws, stream);
+          !s.ok())
+        return s;
+      p.a = ws;
+    }
+    if (plan_.split_mode == MixedGemmSplitMode::kWorkspace) p.partials = reinterpret_cast<float*>(ws + act_bytes_);
+    if (Status s = kernels_->launch(p, plan_.config, plan_.splits, stream); !s.ok()) return s;
+    if (plan_.split_mode == MixedGemmSplitMode::kWorkspace)
+      return sm80_mixed_gemm_reduce_splits(desc_.a.dtype, p.partials, plan_.splits, p.m, p.n,
+                                           f.group_size == 0 ? args.w.scales : nullptr, p.bias, args.out, stream);
+    return Status::Ok();
+  }
+
+  GemmDesc desc_;
+  int device_;
+  MixedGemmPlan plan_;
+  const MixedGemmKernels* kernels_;
+  int m_tiles_ = 0, n_tiles_ = 0;
+  size_t act_bytes_ = 0;      // act-order: the permuted activations
+  size_t partial_bytes_ = 0;  // workspace split-K: fp32 partial sums
+};
+
+}  // namespace
+
+Status sm80_mixed_gemm_runs_on(const GpuSpec& gpu) {
+  if (gpu.cc < 80)
+    return Status::Fail(std::string(kWho) + "needs compute capability 8.0 or newer (mma.sync bf16, cp.async); " +
+                        gpu.name + " is sm_" + std::to_string(gpu.cc));
+  if (!build_has_code_for(gpu.cc, 80))
+    return Status::Fail(std::string(kWho) + "this build has no sm_80+ code that runs on sm_" + std::to_string(gpu.cc) +
+                        " (LOWBIT_CUDA_ARCHITECTURES)");
+  return Status::Ok();
+}
+
+Status sm80_mixed_gemm_can_implement(const GemmDesc& d, const GpuSpec& gpu) {
+  (void)gpu;
+  auto fail = [&](const std::string& why) { return Status::Fail(std::string(kWho) + why + " (" + d.describe() + ")"); };
+  if (d.w.kind != WeightKind::kInt) return fail("takes integer weights, not " + d.w.name());
+  const IntWeightFormat& f = d.w.int_format;
+  if (d.a.dtype != DType::kF16 && d.a.dtype != DType::kBF16)
+    return fail(std::string("activations must be f16 or bf16, not ") + dtype_name(d.a.dtype));
+  if (d.out_dtype != d.a.dtype)
+    return fail(std::string("output dtype ") + dtype_name(d.out_dtype) + " must equal the activation dtype " +
+                dtype_name(d.a.dtype));
+  if (f.scale_dtype != d.a.dtype)
+    return fail(std::string("weight scale dtype ") + dtype_name(f.scale_dtype) + " must equal the activation dtype " +
+                dtype_name(d.a.dtype));
+  if (Status s = tiled_layout_supports(f, d.n, d.k); !s.ok()) return s;
+  if (d.n % 64 != 0) return fail("weight N=" + std::to_string(d.n) + " is not a multiple of 64");
+  if (d.m > (int64_t{1} << 24)) return fail("M=" + std::to_string(d.m) + " exceeds 2^24");
+  return Status::Ok();
+}
+
+MixedGemmPlan sm80_mixed_gemm_plan(const GemmDesc& d, const GpuSpec& gpu) {
+  MixedGemmProblem p;
+  p.m = d.m;
+  p.n = d.n;
+  p.k = d.k;
+  p.bits = d.w.int_format.bits;
+  p.sm_count = gpu.sm_count;
+  p.cc = build_has_code_for(gpu.cc, 90) ? gpu.cc : std::min(gpu.cc, 89);
+  const Occupancy occ = occupancy(d.a.dtype, p.bits, gpu.device, d.m);
+  for (int c = 0; c < kMixedGemmConfigCount; ++c) p.ctas_per_sm[c] = occ.ctas_per_sm[c];
+  return choose_mixed_gemm_plan(p);
+}
+
+std::unique_ptr<detail::GemmImpl> sm80_mixed_gemm_make_with_plan(const GemmDesc& desc, const GpuSpec& gpu,
+                                                                 const MixedGemmPlan& plan) {
+  if (plan.config < 0 || plan.config >= kMixedGemmConfigCount || plan.splits < 1 || plan.splits > 8)
+    throw Error(std::string(kWho) + "invalid plan " + std::to_string(plan.config) + "/" + std::to_string(plan.splits));
+  if (plan.split_mode == MixedGemmSplitMode::kCluster && !build_has_code_for(gpu.cc, 90))
+    throw Error(std::string(kWho) + "cluster split-K needs sm_90 code for this GPU (sm_" + std::to_string(gpu.cc) + ")");
+  if ((plan.splits > 1) != (plan.split_mode != MixedGemmSplitMode::kNone))
+    throw Error(std::string(kWho) + "split mode does not match splits=" + std::to_string(plan.splits));
+  (void)occupancy(desc.a.dtype, desc.w.int_format.bits, gpu.device, desc.m);  // sets the smem limits
+  return std::make_unique<Sm80MixedGemmImpl>(desc, gpu, plan);
+}
+
+std::unique_ptr<detail::GemmImpl> sm80_mixed_gemm_make(const GemmDesc& desc, const GpuSpec& gpu) {
+  return sm80_mixed_gemm_make_with_plan(desc, gpu, sm80_mixed_gemm_plan(desc, gpu));
+}
+
+}  // namespace lowbit::cuda

@@ -1,0 +1,84 @@
+// Launchers of the sm80 mixed GEMM kernels, instantiated once per (activation dtype, bits)
+// by the thin translation units sm80_mixed_gemm_{f16,bf16}_w{4,8}.cu, over every row of
+// kMixedGemmConfigs (heuristics/sm80_mixed_gemm_heuristic.hpp).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <utility>
+
+#include "cuda/common/check.hpp"
+#include "cuda/mixed_gemm/sm80_mixed_gemm.cuh"
+#include "cuda/mixed_gemm/sm80_mixed_gemm_params.hpp"
+
+namespace lowbit::cuda {
+
+template <typename T, int BITS, int CFG>
+Status launch_mixed_gemm_config(const MixedGemmParams& p, int splits, Stream stream) {
+  using K = Sm80MixedGemm<T, BITS, CFG>;
+  auto* kernel = &sm80_mixed_gemm_kernel<T, BITS, CFG>;
+  const dim3 grid(static_cast<unsigned>(p.m_tiles * p.n_tiles), 1, static_cast<unsigned>(splits));
+  if (static_cast<MixedGemmSplitMode>(p.split_mode) == MixedGemmSplitMode::kCluster) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = dim3(K::THREADS);
+    cfg.dynamicSmemBytes = K::smem_bytes(p.m);
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = 1;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = static_cast<unsigned>(splits);
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    LOWBIT_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, p));
+  } else {
+    kernel<<<grid, K::THREADS, K::smem_bytes(p.m), stream>>>(p);
+    LOWBIT_CUDA_TRY_LAUNCH();
+  }
+  return Status::Ok();
+}
+
+template <typename T, int BITS, int CFG>
+Status prepare_mixed_gemm_config(int m, int* ctas_per_sm) {
+  using K = Sm80MixedGemm<T, BITS, CFG>;
+  auto* kernel = &sm80_mixed_gemm_kernel<T, BITS, CFG>;
+  LOWBIT_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, K::kMaxSmemBytes));
+  // All of the SM's shared memory for the L1/shared split: the occupancy below needs it.
+  LOWBIT_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                       cudaSharedmemCarveoutMaxShared));
+  LOWBIT_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas_per_sm, kernel, K::THREADS, K::smem_bytes(m)));
+  return Status::Ok();
+}
+
+template <typename T, int BITS, int... CFGS>
+Status launch_mixed_gemm_dispatch(std::integer_sequence<int, CFGS...>, const MixedGemmParams& p, int cfg,
+                                  int splits, Stream stream) {
+  Status s = Status::Fail("lowbit: sm80_mixed_gemm: no tile configuration " + std::to_string(cfg));
+  ((cfg == CFGS ? (void)(s = launch_mixed_gemm_config<T, BITS, CFGS>(p, splits, stream)) : (void)0), ...);
+  return s;
+}
+
+template <typename T, int BITS, int... CFGS>
+Status prepare_mixed_gemm_dispatch(std::integer_sequence<int, CFGS...>, int cfg, int m, int* ctas_per_sm) {
+  Status s = Status::Fail("lowbit: sm80_mixed_gemm: no tile configuration " + std::to_string(cfg));
+  ((cfg == CFGS ? (void)(s = prepare_mixed_gemm_config<T, BITS, CFGS>(m, ctas_per_sm)) : (void)0), ...);
+  return s;
+}
+
+template <typename T, int BITS>
+const MixedGemmKernels& mixed_gemm_kernels() {
+  static const MixedGemmKernels kKernels = {
+      [](const MixedGemmParams& p, int cfg, int splits, Stream stream) {
+        return launch_mixed_gemm_dispatch<T, BITS>(std::make_integer_sequence<int, kMixedGemmConfigCount>{}, p,
+                                                   cfg, splits, stream);
+      },
+      [](int cfg, int m, int* ctas_per_sm) {
+        return prepare_mixed_gemm_dispatch<T, BITS>(std::make_integer_sequence<int, kMixedGemmConfigCount>{}, cfg, m,
+                                                    ctas_per_sm);
+      },
+  };
+  return kKernels;
+}
+
+}  // namespace lowbit::cuda

@@ -1,0 +1,144 @@
+// A warp's tile of out^T = W * A^T with mma.sync.m16n8k16 and the weights as the A operand:
+// STRIPS strips of 16 output channels (A row blocks, dequantized from the tiled layout in
+// registers) by MBLK blocks of 8 tokens (B column blocks, activations via ldmatrix), fp32
+// accumulators.
+//
+// Why weights as A ("swapped" orientation): a token block is 8 wide (the mma n) instead of
+// 16 (the mma m), so decode (m <= 8) wastes half as much tensor work on padding, and the
+// A fragment of a 16 x 16 weight tile is the same set of (row, k) per lane as two B
+// fragments, so the layout serves the other orientation too (docs/kernels/mixed_gemm.md).
+//
+// Two ways to apply group scales (kScaleAfter):
+//   false: the decoder multiplies each weight by its scale in f16/bf16 before the mma
+//          (4 HMUL2 per 8 weights, amortised over MBLK token blocks: right for large m).
+//   true:  the mma runs on the exact integers q - z, each group's partial sum starts from a
+//          zero C (mma_m16n8k16_zero_c) and is added to acc with one fp32 FFMA per element
+//          and group (flush): fewer instructions when MBLK is 1 or 2, and more accurate.
+//
+// The activation tile in shared memory is [rows][BLOCK_K] 16-bit values, its 16-byte units
+// XOR-swizzled by (row & 7) (x_tile_offset), so the 8 row addresses of each ldmatrix matrix
+// fall into 8 different bank groups.
+#pragma once
+
+#include <cstdint>
+
+#include "cuda/dequant/sm80_tiled_decode.cuh"
+#include "cuda/ptx/ldmatrix.cuh"
+#include "cuda/ptx/mma.cuh"
+
+namespace lowbit::cuda {
+
+// Byte offset of 16-byte unit `unit` (8 values along k) of row `row` in a [rows][BLOCK_K]
+// 16-bit tile.
+template <int BLOCK_K>
+LOWBIT_HD constexpr int x_tile_offset(int row, int unit) {
+  static_assert(BLOCK_K % 64 == 0, "the (row & 7) swizzle needs >= 8 units per row");
+  return row * (BLOCK_K * 2) + ((unit ^ (row & 7)) * 16);
+}
+
+template <typename T, int BITS, int STRIPS, int MBLK, bool kScaleAfter>
+struct WeightAWarpTile {
+  using Decoder = tiled::TiledDecoder<T, BITS>;
+  using Consts = typename Decoder::Consts;
+  static_assert(MBLK == 1 || MBLK % 2 == 0, "token blocks are loaded in pairs (ldmatrix.x4)");
+
+  float acc[STRIPS][MBLK][4];
+  // kScaleAfter: partial sums of the two 32-column halves of a chunk (each within one
+  // group: groups are >= 32 columns), two independent mma chains.
+  float part[2][STRIPS][MBLK][4];
+
+  // Per-lane ldmatrix addressing. Matrix q = lane / 8 of an x4 load reads row lane % 8 of
+  // its 8-row block; the row's 16-byte units are XOR-swizzled by (row & 7) = lane & 7 = key.
+  //   MBLK >= 2: row_off is the lane's row of token block 0 (blocks 2jj, 2jj+1 are 16 jj
+  //              rows further: immediate offsets); rows past the valid tokens are read as
+  //              they are (the tile holds BLOCK_M rows; garbage there only reaches output
+  //              columns that are never stored: an mma column depends on its B column only).
+  //   MBLK == 1: the tile holds only the valid rows (at most 8), unswizzled, so the row is
+  //              clamped to the last one (with one token every lane reads the same row: a
+  //              broadcast; with 2..8 the 8-way bank conflict costs 2 ldmatrix per chunk).
+  int row_off;   // byte offset of the lane's row in the tile
+  int key16;     // (lane & 7) * 16
+  int hl16;      // MBLK >= 2: (lane / 8 % 2) * 16 (k half); MBLK == 1: (lane / 8) * 16
+
+  template <int BLOCK_K>
+  LOWBIT_DEVICE void init(int row0, int valid_rows) {
+#pragma unroll
+    for (int i = 0; i < STRIPS; ++i)
+#pragma unroll
+      for (int j = 0; j < MBLK; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
+    const int lane = threadIdx.x % 32;
+    int row = row0 + (MBLK >= 2 ? (lane / 16) * 8 : 0) + lane % 8;
+    if constexpr (MBLK == 1) row = row < valid_rows ? row : valid_rows - 1;
+    row_off = row * (BLOCK_K * 2);
+    key16 = MBLK >= 2 ? (row & 7) * 16 : 0;
+    hl16 = MBLK >= 2 ? ((lane / 8) % 2) * 16 : (lane / 8) * 16;
+  }
+
+  // Swizzled byte offset inside a row of the 16-byte unit at byte column `col16` (a
+  // multiple of 16). Only bits 4..6 are swizzled, so the part of col16 above 127 passes.
+  LOWBIT_DEVICE int swz(int col16) const { return (col16 & ~127) + ((col16 & 127) ^ key16); }
+
+  // B fragments of k16 step columns [k, k + 16) (k a multiple of 16), MBLK >= 2.
+  template <int BLOCK_K>
+  LOWBIT_DEVICE void load_b(uint32_t (&b)[MBLK][2], uint32_t x_smem, int k) const {
+    static_assert(MBLK >= 2, "");
+    const uint32_t base = x_smem + row_off + swz(k * 2 + hl16);
+#pragma unroll
+    for (int jj = 0; jj < MBLK / 2; ++jj) {
+      uint32_t r[4];
+      ptx::ldmatrix_x4(r, base + jj * 16 * (BLOCK_K * 2));
+      b[2 * jj][0] = r[0];
+      b[2 * jj][1] = r[1];
+      b[2 * jj + 1][0] = r[2];
+      b[2 * jj + 1][1] = r[3];
+    }
+  }
+
+  // B fragments of two consecutive k16 steps [k, k + 32) for the single token block.
+  template <int BLOCK_K>
+  LOWBIT_DEVICE void load_b2(uint32_t (&b0)[MBLK][2], uint32_t (&b1)[MBLK][2], uint32_t x_smem, int k) const {
+    static_assert(MBLK == 1, "");
+    uint32_t r[4];  // matrices: columns k, k+8, k+16, k+24
+    ptx::ldmatrix_x4(r, x_smem + row_off + swz(k * 2 + hl16));
+    b0[0][0] = r[0];
+    b0[0][1] = r[1];
+    b1[0][0] = r[2];
+    b1[0][1] = r[3];
+  }
+
+  // One k16 step: decode step kStep of every strip's chunk and multiply with every B.
+  // kScaleAfter: step kStep accumulates into half kHalf, starting it (C = 0) when kFresh.
+  template <int kStep, int kHalf, bool kFresh>
+  LOWBIT_DEVICE void step(const uint4 (&wq)[STRIPS], const Consts (&c)[STRIPS], const uint32_t (&b)[MBLK][2]) {
+#pragma unroll
+    for (int i = 0; i < STRIPS; ++i) {
+      uint32_t a[4];
+      Decoder::template step<kStep, !kScaleAfter>(wq[i], c[i], a);
+#pragma unroll
+      for (int j = 0; j < MBLK; ++j) {
+        if constexpr (!kScaleAfter) ptx::mma_m16n8k16<T>(acc[i][j], a, b[j]);
+        else if constexpr (kFresh) ptx::mma_m16n8k16_zero_c<T>(part[kHalf][i][j], a, b[j]);
+        else ptx::mma_m16n8k16<T>(part[kHalf][i][j], a, b[j]);
+      }
+    }
+  }
+
+  // kScaleAfter: acc += part[h] * s[h] for the kHalves halves, with s[h][i][0] the scale of
+  // channel g of strip i and s[h][i][1] that of channel g + 8 (C fragment rows: elements
+  // 0, 1 are row g, 2, 3 row g + 8).
+  template <int kHalves>
+  LOWBIT_DEVICE void flush(const float (&s)[2][STRIPS][2]) {
+#pragma unroll
+    for (int h = 0; h < kHalves; ++h)
+#pragma unroll
+      for (int i = 0; i < STRIPS; ++i)
+#pragma unroll
+        for (int j = 0; j < MBLK; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc[i][j][e] = fmaf(part[h][i][j][e], s[h][i][e / 2], acc[i][j][e]);
+  }
+};
+
+}  // namespace lowbit::cuda
