@@ -24,6 +24,7 @@
 #include "cuda/families.hpp"
 #include "cuda/heuristics/gpu_spec.hpp"
 #include "cuda/mixed_gemm/sm80_mixed_gemm_family.hpp"
+#include "cuda/gemv/smxx_gemv_family.hpp"
 
 namespace lowbit {
 namespace cuda {
@@ -37,6 +38,10 @@ const std::vector<FamilyEntry>& kernel_family_table() {
       // tensor cores, every m: ahead of cuBLAS, which takes no integer weights anyway.
       {kSm80MixedGemmName, kSm80MixedGemmDescription, &sm80_mixed_gemm_runs_on,
        &sm80_mixed_gemm_can_implement, &sm80_mixed_gemm_make},
+      // Decode GEMV (m <= 8) for the integer formats the tiled layout does not hold: 1, 2, 3,
+      // 5, 6-bit weights, float zero points, int8 activations (docs/kernels/gemv.md).
+      {kSmxxGemvName, kSmxxGemvDescription, &smxx_gemv_runs_on, &smxx_gemv_can_implement,
+       &smxx_gemv_make},
       // The reference every lowbit kernel is measured against, and the fallback for dense
       // and fp8 problems no specialised family takes. Last in the order once other
       // families exist: it never loses a problem another family can run better.
@@ -72,6 +77,12 @@ std::vector<std::string> families_from_env() {
 // The families to try for `desc` on `gpu`, best first. Today: the table order, restricted by
 // LOWBIT_CUDA_FAMILIES. Problem-dependent preferences belong here, each with its reason
 // and the measurement behind it.
+// --- Integer weights at m <= 8 (decode; docs/kernels/gemv.md, "Selection") -----------------
+// No rule yet: the table order already gives 4/8-bit symmetric / integer-zero weights with
+// f16/bf16 activations to sm80_mixed_gemm (the tiled layout's owner, every m) and every other
+// integer format at m <= 8 to smxx_gemv. The per-m choice between the mixed GEMM and a GEMV
+// reading the tiled layout lands here once that GEMV exists (measured on H200, w4 g128 Suite 1:
+// mixed GEMM 58-62 us at m = 1, 131-137 at m = 8; smxx_gemv on its own layout 62 / 77).
 std::vector<const FamilyEntry*> apply_selection_rules(const GemmDesc& desc, const GpuSpec& gpu,
                                                       std::vector<std::string>* skipped) {
   (void)desc;

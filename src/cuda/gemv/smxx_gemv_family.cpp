@@ -1,0 +1,227 @@
+// Host side of the smxx_gemv family: what it accepts, its launch, packing and run()
+// (docs/kernels/gemv.md).
+#include "cuda/gemv/smxx_gemv_family.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "cuda/common/check.hpp"
+#include "cuda/gemv/smxx_gemv_kernels.hpp"
+#include "cuda/gemv/smxx_gemv_layout.hpp"
+#include "lowbit/pack_gemv.hpp"
+
+namespace lowbit::cuda {
+
+namespace {
+
+constexpr const char* kWho = "lowbit: smxx_gemv: ";
+
+bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+
+int act_kind(DType a) { return a == DType::kBF16 ? gemv::kActBf16 : a == DType::kI8 ? gemv::kActI8 : gemv::kActF16; }
+
+int out_kind(DType o) { return o == DType::kBF16 ? gemv::kOutBf16 : o == DType::kF32 ? gemv::kOutF32 : gemv::kOutF16; }
+
+int kernel_row(const GemmDesc& d) {
+  const IntWeightFormat& f = d.w.int_format;
+  return gemv::find_gemv_kernel(f.bits, act_kind(d.a.dtype), gemv::scale_slots(f.group_size));
+}
+
+// Raises the kernel's dynamic shared-memory limit to what the device allows (once per
+// device and kernel) and returns its resident blocks per SM for `warps` and `smem`.
+int prepare_kernel(const void* fn, int device, int warps, std::size_t smem) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, const void*>, int> raised;  // value: the limit set
+  std::lock_guard<std::mutex> lock(mutex);
+  auto key = std::make_pair(device, fn);
+  if (raised.find(key) == raised.end()) {
+    int optin = 0;
+    LOWBIT_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    LOWBIT_CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+    raised[key] = optin;
+  }
+  int blocks = 0;
+  LOWBIT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn, 32 * warps, smem));
+  return blocks;
+}
+
+gemv::GemvShape shape_of(const GemmDesc& d) {
+  gemv::GemvShape s;
+  s.bits = d.w.int_format.bits;
+  s.act = act_kind(d.a.dtype);
+  s.slots = gemv::scale_slots(d.w.int_format.group_size);
+  s.zeros = d.w.int_format.zero != ZeroPoint::kSymmetric;
+  s.m = static_cast<int>(d.m);
+  s.n = d.n;
+  s.k = d.k;
+  return s;
+}
+
+class SmxxGemvImpl final : public detail::GemmImpl {
+ public:
+  SmxxGemvImpl(const GemmDesc& desc, const GpuSpec& gpu)
+      : desc_(desc), device_(gpu.device), row_(kernel_row(desc)), pdl_(smxx_gemv_uses_pdl(gpu)) {
+    fn_ = gemv::gemv_kernel(row_);
+    if (fn_ == nullptr) throw Error(std::string(kWho) + "kernel row " + std::to_string(row_) + " not instantiated");
+    launch_ = smxx_gemv_launch_for(desc, gpu);
+    const IntWeightFormat& f = desc_.w.int_format;
+    geo_ = gemv_layout_geometry(f, desc_.n, desc_.k);
+  }
+
+  std::string name() const override {
+    const IntWeightFormat& f = desc_.w.int_format;
+    return std::string(kSmxxGemvName) + "_" + dtype_name(desc_.a.dtype) + "_w" + std::to_string(f.bits) + "_s" +
+           std::to_string(gemv::scale_slots(f.group_size)) + "_w" + std::to_string(launch_.warps) + "t" +
+           std::to_string(launch_.tiles_per_unit) + "g" + std::to_string(launch_.grid) + "r" +
+           std::to_string(launch_.stages) +
+           (launch_.x_in_smem ? "" : "_xl2");
+  }
+  std::string weight_layout() const override { return gemv_layout_name(desc_.w.int_format.bits); }
+  std::size_t workspace_size() const override { return 0; }
+  PackedWeight pack(const IntWeight& w) const override { return pack_gemv(w); }
+
+  Status run(const GemmArgs& args, void* workspace, Stream stream) const override {
+    (void)workspace;
+    const IntWeightFormat& f = desc_.w.int_format;
+    auto misaligned = [&](const char* what) {
+      return Status::Fail(std::string(kWho) + what + " must be 16-byte aligned (" + desc_.describe() + ")");
+    };
+    if (!aligned16(args.a)) return misaligned("A (activations)");
+    if (!aligned16(args.w.data)) return misaligned("weight data");
+    if (!aligned16(args.w.scales)) return misaligned("weight scales");
+    if (f.zero != ZeroPoint::kSymmetric && !aligned16(args.w.zeros)) return misaligned("weight zero points");
+
+    gemv::GemvParams p;
+    p.x = args.a;
+    p.x_scales = desc_.a.dtype == DType::kI8 ? static_cast<const float*>(args.a_scales) : nullptr;
+    p.w = args.w.data;
+    p.scales = static_cast<const uint32_t*>(args.w.scales);
+    p.zeros = f.zero != ZeroPoint::kSymmetric ? static_cast<const uint32_t*>(args.w.zeros) : nullptr;
+    p.bias = desc_.has_bias ? args.bias : nullptr;
+    p.y = args.out;
+    p.m = static_cast<int>(desc_.m);
+    p.n = static_cast<int>(desc_.n);
+    p.k = static_cast<int>(desc_.k);
+    p.tiles = static_cast<int>(geo_.tiles);
+    p.chunks = static_cast<int>(geo_.chunks);
+    p.tiles_per_unit = launch_.tiles_per_unit;
+    p.units = launch_.units;
+    p.chunks_per_warp = launch_.chunks_per_warp;
+    p.scale_tile_stride = f.group_size == 0 ? gemv::kEntriesPerSlot : geo_.chunks * geo_.slots * gemv::kEntriesPerSlot;
+    p.scale_chunk_stride = f.group_size == 0 ? 0 : geo_.slots * gemv::kEntriesPerSlot;
+    p.scale_bf16 = f.scale_dtype == DType::kBF16 ? 1 : 0;
+    p.out_dtype = out_kind(desc_.out_dtype);
+    p.has_zeros = f.zero != ZeroPoint::kSymmetric ? 1 : 0;
+    p.has_bias = desc_.has_bias ? 1 : 0;
+    p.x_in_smem = launch_.x_in_smem ? 1 : 0;
+    p.x_smem_stride = launch_.x_smem_stride;
+    p.corr_offset = launch_.corr_offset;
+    p.cx_offset = launch_.cx_offset;
+    p.part_offset = launch_.part_offset;
+    p.ring_offset = launch_.ring_offset;
+    p.stages = launch_.stages;
+
+    int current = 0;
+    LOWBIT_CUDA_TRY(cudaGetDevice(&current));
+    if (current != device_) LOWBIT_CUDA_TRY(cudaSetDevice(device_));
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(static_cast<unsigned>(launch_.grid));
+    cfg.blockDim = dim3(static_cast<unsigned>(32 * launch_.warps));
+    cfg.dynamicSmemBytes = launch_.smem_bytes;
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[1];
+    if (pdl_) {
+      attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attr[0].val.programmaticStreamSerializationAllowed = 1;
+      cfg.attrs = attr;
+      cfg.numAttrs = 1;
+    }
+    void* kargs[] = {&p};
+    const cudaError_t e = cudaLaunchKernelExC(&cfg, fn_, kargs);
+    if (current != device_) LOWBIT_CUDA_TRY(cudaSetDevice(current));
+    LOWBIT_CUDA_TRY(e);
+    return Status::Ok();
+  }
+
+ private:
+  GemmDesc desc_;
+  int device_;
+  int row_;
+  bool pdl_;
+  const void* fn_ = nullptr;
+  gemv::GemvLaunch launch_;
+  GemvLayoutGeometry geo_;
+};
+
+}  // namespace
+
+bool smxx_gemv_uses_pdl(const GpuSpec& gpu) {
+  const char* env = std::getenv("LOWBIT_GEMV_PDL");
+  if (env != nullptr && env[0] == '0') return false;
+  return gpu.cc >= 90 && build_has_code_for(gpu.cc, 90);
+}
+
+Status smxx_gemv_runs_on(const GpuSpec& gpu) {
+  if (gpu.cc < 80)
+    return Status::Fail(std::string(kWho) + "needs compute capability 8.0 or newer (mma.sync bf16 / int8); " +
+                        gpu.name + " is sm_" + std::to_string(gpu.cc));
+  if (!build_has_code_for(gpu.cc, 80))
+    return Status::Fail(std::string(kWho) + "this build has no sm_80+ code that runs on sm_" + std::to_string(gpu.cc) +
+                        " (LOWBIT_CUDA_ARCHITECTURES)");
+  return Status::Ok();
+}
+
+Status smxx_gemv_can_implement(const GemmDesc& d, const GpuSpec& gpu) {
+  auto fail = [&](const std::string& why) { return Status::Fail(std::string(kWho) + why + " (" + d.describe() + ")"); };
+  if (d.w.kind != WeightKind::kInt) return fail("takes integer weights, not " + d.w.name());
+  const IntWeightFormat& f = d.w.int_format;
+  if (d.m < 1 || d.m > 8) return fail("M=" + std::to_string(d.m) + " is not in 1..8 (the GEMV's batch)");
+  if (d.a.dtype != DType::kF16 && d.a.dtype != DType::kBF16 && d.a.dtype != DType::kI8)
+    return fail(std::string("activations must be f16, bf16 or int8, not ") + dtype_name(d.a.dtype));
+  if (d.a.dtype == DType::kI8) {
+    if (f.bits != 4 && f.bits != 8) return fail("int8 activations take 4- or 8-bit weights, not " + f.name());
+    if (d.a.int8_zero_point) return fail("int8 activations must be symmetric (no per-token zero point)");
+    if (f.zero == ZeroPoint::kFloat) return fail("int8 activations do not combine with float zero points");
+  }
+  if (d.out_dtype != DType::kF16 && d.out_dtype != DType::kBF16 && d.out_dtype != DType::kF32)
+    return fail(std::string("output dtype must be f16, bf16 or f32, not ") + dtype_name(d.out_dtype));
+  if (Status s = gemv_layout_supports(f, d.n, d.k); !s.ok()) return s;
+  if (d.n >= (int64_t{1} << 30) || d.k >= (int64_t{1} << 27))
+    return fail("shape exceeds the kernel's 32-bit indexing (n < 2^30, k < 2^27)");
+  if (kernel_row(d) < 0) return fail("no kernel instantiated for " + f.name() + " with " + dtype_name(d.a.dtype));
+  if (d.a.dtype == DType::kI8) {
+    const gemv::GemvLaunch l = gemv::choose_gemv_launch(shape_of(d), gpu);
+    if (!l.x_in_smem || l.smem_bytes > static_cast<std::size_t>(gpu.smem_per_block_optin))
+      return fail("int8 activations of M x K = " + std::to_string(d.m) + " x " + std::to_string(d.k) +
+                  " do not fit shared memory");
+  }
+  return Status::Ok();
+}
+
+gemv::GemvLaunch smxx_gemv_launch_for(const GemmDesc& d, const GpuSpec& gpu) {
+  gemv::GemvLaunch l = gemv::choose_gemv_launch(shape_of(d), gpu);
+  const void* fn = gemv::gemv_kernel(kernel_row(d));
+  if (fn == nullptr) throw Error(std::string(kWho) + "no kernel for " + d.describe());
+  int current = 0;
+  LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
+  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(gpu.device));
+  const int blocks = prepare_kernel(fn, gpu.device, l.warps, l.smem_bytes);
+  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
+  if (blocks < 1)
+    throw Error(std::string(kWho) + "launch does not fit an SM (" + std::to_string(l.warps) + " warps, " +
+                std::to_string(l.smem_bytes) + " bytes of shared memory) for " + d.describe());
+  gemv::finish_gemv_launch(l, blocks, gpu);
+  return l;
+}
+
+std::unique_ptr<detail::GemmImpl> smxx_gemv_make(const GemmDesc& desc, const GpuSpec& gpu) {
+  return std::make_unique<SmxxGemvImpl>(desc, gpu);
+}
+
+}  // namespace lowbit::cuda

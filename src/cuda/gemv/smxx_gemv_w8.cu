@@ -1,0 +1,8 @@
+// The 8-bit GEMV kernels: the rows of kGemvKernels with bits = 8 (smxx_gemv_heuristic.hpp).
+#include "cuda/gemv/smxx_gemv_instantiate.cuh"
+
+namespace lowbit::gemv {
+
+const void* gemv_kernel_w8(int row) { return instantiate::kernel_of_row<8>(row); }
+
+}  // namespace lowbit::gemv

@@ -1,0 +1,362 @@
+// Tests of the smxx_gemv family (src/cuda/gemv/, docs/kernels/gemv.md) against the CPU
+// reference on the same quantized operands: every width x group x zero-point mode x
+// activation dtype, m = 1..8, odd n and k edges, bias, f32 output, int8 activations (and
+// the device activation quantizer, code for code), outputs poisoned before each run (every
+// element must be written), CUDA-graph capture and replay, and the public Gemm entry point.
+// Test names: smxx_gemv.<what>; every failure prints m, n, k, format and launch.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cuda/gemv/smxx_gemv_act_quant.hpp"
+#include "cuda/gemv/smxx_gemv_family.hpp"
+#include "cuda/heuristics/gpu_spec.hpp"
+#include "lowbit/gemm.hpp"
+#include "lowbit/pack_gemv.hpp"
+#include "lowbit/quantize.hpp"
+#include "lowbit/reference.hpp"
+#include "test_gpu_common.hpp"
+
+namespace lowbit::test {
+namespace {
+
+constexpr int kWidths[] = {1, 2, 3, 4, 5, 6, 8};
+constexpr ZeroPoint kZeroModes[] = {ZeroPoint::kSymmetric, ZeroPoint::kInteger, ZeroPoint::kFloat};
+constexpr int kGroups[] = {32, 64, 128, 0};
+
+uint32_t g_seed = 91000;  // each case draws the next seed, printed on failure
+
+// Relative Frobenius error allowed, by the coarser of the activation and output dtypes
+// (the bounds: 1e-3 f16, 8e-3 bf16).
+double tolerance(DType act, DType out) {
+  auto tol = [](DType t) { return t == DType::kBF16 ? 8e-3 : t == DType::kF32 ? 1e-5 : 1e-3; };
+  return std::max(act == DType::kI8 ? 1e-5 : tol(act), tol(out));
+}
+
+const char* zero_name(ZeroPoint z) {
+  return z == ZeroPoint::kSymmetric ? "sym" : z == ZeroPoint::kInteger ? "int" : "fzp";
+}
+
+struct Case {
+  int bits = 4;
+  ZeroPoint zero = ZeroPoint::kSymmetric;
+  int group = 128;
+  DType act = DType::kF16;
+  DType out = DType::kF16;
+  int64_t m = 1, n = 64, k = 256;
+  bool bias = false;
+  DType scale_dtype = DType::kF16;
+};
+
+GemmDesc desc_of(const Case& c) {
+  GemmDesc d;
+  d.m = c.m;
+  d.n = c.n;
+  d.k = c.k;
+  d.a.dtype = c.act;
+  IntWeightFormat f;
+  f.bits = c.bits;
+  f.zero = c.zero;
+  f.group_size = c.group;
+  f.scale_dtype = c.scale_dtype;
+  d.w = WeightFormat::integer(f);
+  d.out_dtype = c.out;
+  d.has_bias = c.bias;
+  return d;
+}
+
+// Device operands of one case and the reference result.
+struct Operands {
+  DeviceBuffer x, x_scales, w, scales, zeros, bias, y;
+  std::vector<float> ref;
+  GemmArgs args() const {
+    GemmArgs a;
+    a.a = x.get();
+    a.a_scales = x_scales.get();
+    a.w = WeightView{w.get(), scales.get(), zeros.get(), nullptr};
+    a.bias = bias.get();
+    a.out = y.get();
+    return a;
+  }
+};
+
+Operands make_operands(const Case& c, const detail::GemmImpl& impl, std::mt19937& rng) {
+  const GemmDesc d = desc_of(c);
+  Operands o;
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> wf(static_cast<size_t>(c.n * c.k));
+  for (float& v : wf) v = normal(rng) + (c.zero == ZeroPoint::kSymmetric ? 0.0f : 0.25f);
+  const IntWeight w = quantize_int(wf.data(), c.n, c.k, d.w.int_format);
+  const PackedWeight pw = impl.pack(w);
+  o.w = DeviceBuffer(pw.data);
+  o.scales = DeviceBuffer(pw.scales);
+  if (!pw.zeros.empty()) o.zeros = DeviceBuffer(pw.zeros);
+
+  std::vector<float> x = random_normal(rng, c.m * c.k);
+  std::vector<float> xr;  // the activations the kernel sees, as fp32
+  if (c.act == DType::kI8) {
+    const Int8Tensor q = quantize_int8(x.data(), c.m, c.k, false);
+    o.x = DeviceBuffer(q.codes);
+    o.x_scales = DeviceBuffer(q.scales);
+    xr = dequantize(q);
+  } else {
+    o.x = DeviceBuffer(encode(x, c.act));
+    xr = rounded(x, c.act);
+  }
+  std::vector<float> bias;
+  if (c.bias) {
+    bias = rounded(random_normal(rng, c.n), c.out);
+    o.bias = DeviceBuffer(encode(bias, c.out));
+  }
+  const std::vector<float> wd = dequantize(w);
+  o.ref.resize(static_cast<size_t>(c.m * c.n));
+  gemm_nt_reference(xr.data(), wd.data(), c.bias ? bias.data() : nullptr, c.m, c.n, c.k, o.ref.data());
+  o.y = DeviceBuffer(static_cast<size_t>(c.m * c.n) * dtype_size(c.out));
+  return o;
+}
+
+std::string describe(const Case& c, const std::string& kernel) {
+  return desc_of(c).describe() + " zero=" + zero_name(c.zero) + " scales=" + dtype_name(c.scale_dtype) +
+         " kernel=" + kernel;
+}
+
+// Runs one case through the family directly; checks written, finite, not all zero, error.
+void check_case(const Case& c) {
+  const uint32_t seed = g_seed++;
+  std::mt19937 rng(seed);
+  const GemmDesc d = desc_of(c);
+  const cuda::GpuSpec& gpu = cuda::gpu_spec(0);
+  const Status ok = cuda::smxx_gemv_can_implement(d, gpu);
+  ASSERT_TRUE(ok.ok()) << ok.message();
+  const std::unique_ptr<detail::GemmImpl> impl = cuda::smxx_gemv_make(d, gpu);
+  SCOPED_TRACE(describe(c, impl->name()) + " seed=" + std::to_string(seed));
+  Operands o = make_operands(c, *impl, rng);
+  StreamHolder stream;
+  o.y.poison(stream.get());
+  const Status st = impl->run(o.args(), nullptr, stream.get());
+  ASSERT_TRUE(st.ok()) << st.message();
+  stream.sync();
+  const std::vector<float> out = decode(o.y.download(), c.out, c.m * c.n);
+  ASSERT_EQ(count_non_finite(out), 0) << "unwritten or non-finite outputs";
+  ASSERT_FALSE(all_zero(out));
+  const double err = relative_error(out.data(), o.ref.data(), static_cast<int64_t>(out.size()));
+  EXPECT_LE(err, tolerance(c.act, c.out)) << "relative error " << err;
+}
+
+// Every width x zero mode x group x {f16, bf16}, m cycling through 1..8, odd n, k with a
+// partial last 256-column chunk.
+TEST(smxx_gemv, every_format_f16_bf16) {
+  LOWBIT_REQUIRE_GPU();
+  int i = 0;
+  for (int bits : kWidths)
+    for (ZeroPoint z : kZeroModes)
+      for (int gs : kGroups)
+        for (DType act : {DType::kF16, DType::kBF16}) {
+          Case c;
+          c.bits = bits;
+          c.zero = z;
+          c.group = gs;
+          c.act = act;
+          c.out = act;
+          c.scale_dtype = (i % 3 == 0) ? DType::kBF16 : DType::kF16;
+          c.m = 1 + i % 8;
+          c.n = 16 * (3 + i % 5) + (i % 2 ? 7 : 1);  // odd, never a multiple of 16
+          c.k = (gs == 0 ? 32 : gs) * (3 + 2 * (i % 3)) + (gs == 0 ? 0 : 0);
+          if (c.k % 256 == 0) c.k += gs == 0 ? 32 : gs;
+          ++i;
+          check_case(c);
+        }
+}
+
+// m = 1..8 on two formats, with a shape where blocks loop over several units.
+TEST(smxx_gemv, every_m) {
+  LOWBIT_REQUIRE_GPU();
+  for (int64_t m = 1; m <= 8; ++m) {
+    Case a;
+    a.bits = 4, a.group = 128, a.m = m, a.n = 4111, a.k = 1152;
+    check_case(a);
+    Case b;
+    b.bits = 3, b.zero = ZeroPoint::kFloat, b.group = 64, b.act = DType::kBF16, b.out = DType::kBF16;
+    b.scale_dtype = DType::kBF16, b.m = m, b.n = 1001, b.k = 832;
+    check_case(b);
+  }
+}
+
+// Edges: n = 1, 15, 17; k = 32 (one group, one partial chunk); a partial chunk after full
+// ones; bias; f32 output; activations too large for shared memory (read from L2).
+TEST(smxx_gemv, edges_bias_f32_out) {
+  LOWBIT_REQUIRE_GPU();
+  for (int64_t n : {1, 15, 17, 33})
+    for (int64_t k : {32, 4128}) {
+      Case c;
+      c.bits = 2, c.group = 32, c.n = n, c.k = k, c.m = 3, c.bias = true;
+      check_case(c);
+    }
+  Case f32;
+  f32.bits = 5, f32.zero = ZeroPoint::kInteger, f32.group = 0, f32.out = DType::kF32, f32.m = 6;
+  f32.n = 300, f32.k = 640, f32.bias = true;
+  check_case(f32);
+  Case big;  // m * k * 2 = 229 KB: activations from L2
+  big.bits = 4, big.group = 128, big.m = 8, big.n = 264, big.k = 14336;
+  check_case(big);
+  Case big1 = big;
+  big1.bits = 1, big1.m = 7, big1.zero = ZeroPoint::kFloat, big1.act = DType::kBF16, big1.out = DType::kBF16;
+  check_case(big1);
+}
+
+// Launches the heuristic would not pick: every tiles-per-unit up to the width's maximum,
+// 1..8 warps, ring depths 2..6, and a tiny grid so that blocks loop over many units (the
+// rings wrap around many times, partial last unit, double-buffered partial sums reused).
+// Also the sanitizer's racecheck target.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) { setenv(name, value.c_str(), 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+};
+
+TEST(smxx_gemv, forced_launches) {
+  LOWBIT_REQUIRE_GPU();
+  struct L {
+    int bits, warps, tpu, grid, stages;  // stages -1: the heuristic's
+  };
+  for (const L& l : {L{1, 8, 2, 3, -1}, L{1, 3, 2, 2, 2}, L{1, 1, 1, 5, 6}, L{2, 8, 2, 3, 3}, L{3, 5, 2, 4, -1},
+                     L{4, 2, 1, 3, 2}, L{4, 1, 1, 2, 5}, L{8, 8, 1, 2, -1}, L{6, 4, 1, 7, 4}, L{5, 2, 1, 1, 6}}) {
+    ScopedEnv launch("LOWBIT_GEMV_LAUNCH", std::to_string(l.warps) + "," + std::to_string(l.tpu) + ",-1," +
+                                               std::to_string(l.stages));
+    ScopedEnv grid("LOWBIT_GEMV_GRID", std::to_string(l.grid));
+    Case c;
+    c.bits = l.bits, c.group = 64, c.zero = ZeroPoint::kInteger, c.m = 5, c.n = 217, c.k = 1344, c.bias = true;
+    check_case(c);
+  }
+}
+
+// int8 activations, 4- and 8-bit weights, symmetric and integer zeros, every group.// int8 activations, 4- and 8-bit weights, symmetric and integer zeros, every group.
+TEST(smxx_gemv, int8_activations) {
+  LOWBIT_REQUIRE_GPU();
+  int i = 0;
+  for (int bits : {4, 8})
+    for (ZeroPoint z : {ZeroPoint::kSymmetric, ZeroPoint::kInteger})
+      for (int gs : kGroups) {
+        Case c;
+        c.bits = bits, c.zero = z, c.group = gs, c.act = DType::kI8;
+        c.out = i % 2 ? DType::kBF16 : DType::kF16;
+        c.m = 1 + (i * 3) % 8, c.n = 16 * (2 + i % 4) + 5, c.k = 1536 + (gs == 0 ? 32 : gs);
+        c.bias = i % 3 == 0;
+        ++i;
+        check_case(c);
+      }
+}
+
+// The device quantizer gives the host quantize_int8's codes and scales exactly.
+TEST(smxx_gemv, int8_activation_quantizer_matches_host) {
+  LOWBIT_REQUIRE_GPU();
+  for (DType t : {DType::kF16, DType::kBF16})
+    for (int64_t m : {1, 5, 8}) {
+      const int64_t k = 4104;
+      std::mt19937 rng(g_seed++);
+      std::vector<float> x = rounded(random_normal(rng, m * k, 3.0f), t);
+      x[7] = 0.0f;
+      const Int8Tensor host = quantize_int8(x.data(), m, k, false);
+      DeviceBuffer dx(encode(x, t)), dq(static_cast<size_t>(m * k)), ds(static_cast<size_t>(m) * 4);
+      StreamHolder s;
+      const Status st = cuda::gemv_quantize_activations_int8(t, dx.get(), m, k, dq.as<int8_t>(), ds.as<float>(), s.get());
+      ASSERT_TRUE(st.ok()) << st.message();
+      s.sync();
+      const std::vector<uint8_t> q = dq.download(), sc = ds.download();
+      std::vector<float> scales(static_cast<size_t>(m));
+      std::memcpy(scales.data(), sc.data(), sc.size());
+      EXPECT_EQ(scales, host.scales) << dtype_name(t) << " m=" << m;
+      EXPECT_EQ(0, std::memcmp(q.data(), host.codes.data(), q.size())) << dtype_name(t) << " m=" << m;
+    }
+}
+
+// A captured run replays bit for bit (and rewrites every element after a poison).
+TEST(smxx_gemv, graph_capture_replays_bit_exact) {
+  LOWBIT_REQUIRE_GPU();
+  for (int bits : {1, 3, 8}) {
+    Case c;
+    c.bits = bits, c.group = 128, c.m = 4, c.n = 2000, c.k = 2048, c.bias = true;
+    const GemmDesc d = desc_of(c);
+    const cuda::GpuSpec& gpu = cuda::gpu_spec(0);
+    const std::unique_ptr<detail::GemmImpl> impl = cuda::smxx_gemv_make(d, gpu);
+    SCOPED_TRACE(describe(c, impl->name()));
+    std::mt19937 rng(g_seed++);
+    Operands o = make_operands(c, *impl, rng);
+    StreamHolder s;
+    o.y.poison(s.get());
+    ASSERT_TRUE(impl->run(o.args(), nullptr, s.get()).ok());
+    s.sync();
+    const std::vector<uint8_t> eager = o.y.download();
+    cudaGraph_t graph = nullptr;
+    LOWBIT_CUDA_CHECK(cudaStreamBeginCapture(s.get(), cudaStreamCaptureModeThreadLocal));
+    const Status st = impl->run(o.args(), nullptr, s.get());
+    const Status st2 = impl->run(o.args(), nullptr, s.get());  // two nodes: a PDL edge between them
+    LOWBIT_CUDA_CHECK(cudaStreamEndCapture(s.get(), &graph));
+    ASSERT_TRUE(st.ok() && st2.ok()) << st.message() << st2.message();
+    cudaGraphExec_t exec = nullptr;
+    LOWBIT_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    for (int r = 0; r < 3; ++r) {
+      o.y.poison(s.get());
+      LOWBIT_CUDA_CHECK(cudaGraphLaunch(exec, s.get()));
+      s.sync();
+      EXPECT_TRUE(o.y.download() == eager) << "replay " << r << " differs from eager";
+    }
+    LOWBIT_CUDA_CHECK(cudaGraphExecDestroy(exec));
+    LOWBIT_CUDA_CHECK(cudaGraphDestroy(graph));
+  }
+}
+
+// Through lowbit::Gemm: the selector gives formats the tiled layout does not hold to this
+// family, and pack() + run() work end to end.
+TEST(smxx_gemv, public_api_selects_gemv) {
+  LOWBIT_REQUIRE_GPU();
+  for (int bits : {1, 2, 3, 5, 6}) {
+    Case c;
+    c.bits = bits, c.m = 2, c.n = 512, c.k = 1024;
+    const GemmDesc d = desc_of(c);
+    Gemm g(d, Device::cuda(0));
+    ASSERT_TRUE(g.can_implement().ok()) << g.can_implement().message();
+    EXPECT_EQ(g.kernel_name().rfind(cuda::kSmxxGemvName, 0), 0u) << g.kernel_name();
+    EXPECT_EQ(g.weight_layout(), gemv_layout_name(bits));
+    std::mt19937 rng(g_seed++);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> wf(static_cast<size_t>(c.n * c.k));
+    for (float& v : wf) v = normal(rng);
+    const IntWeight w = quantize_int(wf.data(), c.n, c.k, d.w.int_format);
+    const PackedWeight pw = g.pack(w);
+    DeviceBuffer dw(pw.data), ds(pw.scales), dy(static_cast<size_t>(c.m * c.n) * 2);
+    const std::vector<float> x = rounded(random_normal(rng, c.m * c.k), DType::kF16);
+    DeviceBuffer dx(encode(x, DType::kF16));
+    GemmArgs a;
+    a.a = dx.get();
+    a.w = WeightView{dw.get(), ds.get(), nullptr, nullptr};
+    a.out = dy.get();
+    StreamHolder s;
+    dy.poison(s.get());
+    const Status st = g.run(a, nullptr, s.get());
+    ASSERT_TRUE(st.ok()) << st.message();
+    s.sync();
+    const std::vector<float> out = decode(dy.download(), DType::kF16, c.m * c.n);
+    std::vector<float> ref(out.size());
+    const std::vector<float> wd = dequantize(w);
+    gemm_nt_reference(x.data(), wd.data(), nullptr, c.m, c.n, c.k, ref.data());
+    EXPECT_LE(relative_error(out.data(), ref.data(), static_cast<int64_t>(out.size())), 1e-3) << g.kernel_name();
+  }
+  Case big;  // m > 8 is not the GEMV's
+  big.bits = 3, big.m = 9;
+  EXPECT_FALSE(cuda::smxx_gemv_can_implement(desc_of(big), cuda::gpu_spec(0)).ok());
+}
+
+}  // namespace
+}  // namespace lowbit::test
