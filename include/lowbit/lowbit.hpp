@@ -12,7 +12,4 @@
 #include "lowbit/reference.hpp"
 #include "lowbit/safetensors.hpp"
 #include "lowbit/status.hpp"
-
-namespace lowbit {
-inline constexpr const char* kVersion = "0.1.0";
-}
+#include "lowbit/version.hpp"

@@ -8,14 +8,11 @@
 #include <vector>
 
 #include "lowbit/device.hpp"
+#include "lowbit/version.hpp"
 #include "tools/lowbit/commands.hpp"
 
 namespace lowbit::cli {
 namespace {
-
-// The version main.cpp's --version prints (the CMake project version); the library has no
-// version query yet.
-constexpr const char* kVersion = "0.1.0";
 
 std::string join(const std::vector<std::string>& v, const char* sep) {
   std::string s;
