@@ -12,6 +12,13 @@
 //
 // The weight layout depends on the weight format, n, k and the device, never on m: weights
 // packed once serve every batch size.
+//
+// Stream-ordering contract (Hopper): some kernels (smxx_gemv) launch with Programmatic
+// Dependent Launch and start reading their WEIGHTS (data, scales, zeros) while the previous
+// kernel on the stream is still finishing; activations, bias and outputs are only touched
+// after it completes. So the kernel immediately before run() on the same stream must not
+// write the packed weights (uploads by cudaMemcpy, and any kernel earlier than that one, are
+// fine). LOWBIT_GEMV_PDL=0 in the environment, read when a Gemm is built, turns this off.
 #pragma once
 
 #include <cstddef>

@@ -210,10 +210,11 @@ TEST(smxx_gemv, edges_bias_f32_out) {
   check_case(big1);
 }
 
-// Launches the heuristic would not pick: every tiles-per-unit up to the width's maximum,
-// 1..8 warps, ring depths 2..6, and a tiny grid so that blocks loop over many units (the
-// rings wrap around many times, partial last unit, double-buffered partial sums reused).
-// Also the sanitizer's racecheck target.
+// Launches the heuristic would not pick: 1..16 warps, ring depths 1..8, both ring fills
+// (cp.async.bulk and cp.async), activations from shared memory and from L2 (k = 1344 ends
+// in a partial chunk: the L2 path's pair clamp), and tiny grids so that a block streams
+// many tiles (the partial-sum buffers wrap around several times; warps without items in
+// a tile contribute zeros). Also the sanitizer's racecheck target.
 class ScopedEnv {
  public:
   ScopedEnv(const char* name, const std::string& value) : name_(name) { setenv(name, value.c_str(), 1); }
@@ -228,15 +229,25 @@ class ScopedEnv {
 TEST(smxx_gemv, forced_launches) {
   LOWBIT_REQUIRE_GPU();
   struct L {
-    int bits, warps, tpu, grid, stages;  // stages -1: the heuristic's
+    int bits, warps, ring, grid, x_in_smem, bulk;  // -1: the heuristic's
+    DType act;
+    int64_t k;
   };
-  for (const L& l : {L{1, 8, 2, 3, -1}, L{1, 3, 2, 2, 2}, L{1, 1, 1, 5, 6}, L{2, 8, 2, 3, 3}, L{3, 5, 2, 4, -1},
-                     L{4, 2, 1, 3, 2}, L{4, 1, 1, 2, 5}, L{8, 8, 1, 2, -1}, L{6, 4, 1, 7, 4}, L{5, 2, 1, 1, 6}}) {
-    ScopedEnv launch("LOWBIT_GEMV_LAUNCH", std::to_string(l.warps) + "," + std::to_string(l.tpu) + ",-1," +
-                                               std::to_string(l.stages));
+  const DType f16 = DType::kF16, bf16 = DType::kBF16, i8 = DType::kI8;
+  for (const L& l : {L{1, 16, 8, 3, -1, -1, f16, 1344}, L{1, 3, 2, 2, -1, 0, bf16, 1344},
+                     L{1, 1, 1, 5, -1, 1, f16, 1344}, L{2, 8, 3, 3, 0, -1, f16, 1344},
+                     L{3, 5, 4, 4, -1, 0, bf16, 1344}, L{4, 2, 2, 3, 0, 1, f16, 1344},
+                     L{4, 1, 5, 2, -1, 0, f16, 1344}, L{8, 16, 2, 2, 0, 0, bf16, 1344},
+                     L{6, 4, 4, 7, -1, 1, f16, 1344}, L{5, 2, 6, 1, 0, -1, f16, 1344},
+                     L{4, 16, 3, 1, -1, -1, f16, 256}, L{2, 16, 2, 2, 0, 0, f16, 64},
+                     L{4, 7, 3, 2, -1, 0, i8, 1344}, L{8, 16, 2, 1, -1, 1, i8, 1344}}) {
+    ScopedEnv launch("LOWBIT_GEMV_LAUNCH", std::to_string(l.warps) + "," + std::to_string(l.ring) + "," +
+                                               std::to_string(l.x_in_smem) + ",-1," + std::to_string(l.bulk));
     ScopedEnv grid("LOWBIT_GEMV_GRID", std::to_string(l.grid));
     Case c;
-    c.bits = l.bits, c.group = 64, c.zero = ZeroPoint::kInteger, c.m = 5, c.n = 217, c.k = 1344, c.bias = true;
+    c.bits = l.bits, c.group = 64, c.zero = ZeroPoint::kInteger, c.m = 5, c.n = 217, c.k = l.k, c.bias = true;
+    c.act = l.act;
+    c.out = l.act == i8 ? f16 : l.act;
     check_case(c);
   }
 }

@@ -4,7 +4,7 @@
 # synccheck) on a subset, and Suite 1 timings of every GEMV variant at M = 1, 2, 4, 8 plus
 # launch / PDL variants. Logs and JSON under $OUT; a short table last.
 #
-#   tools/dev/gemv-check.sh [tests] [bench] [sweep]     (default: tests bench)
+#   tools/dev/gemv-check.sh [tests] [alltests] [bench] [sweep] [profile]   (default: tests bench)
 #   GEMV_BUILD=<dir> (default build-gemv)  GEMV_REPS=<n> (default 5)
 set -u
 MODES=" ${*:-tests bench} "
@@ -32,6 +32,10 @@ if want tests; then
   log "tests"
   timeout 300 "$B/tests/lowbit_gpu_tests" --gtest_filter='smxx_gemv.*' > "$OUT/tests.log" 2>&1
   echo "tests rc=$?"; grep -E "^\[  (PASSED|FAILED) |^\[  FAILED|Failure|error" "$OUT/tests.log" | head -30
+  if want alltests; then
+    timeout 300 "$B/tests/lowbit_gpu_tests" > "$OUT/alltests.log" 2>&1
+    echo "all gpu tests rc=$?"; grep -E "^\[  (PASSED|FAILED) |^\[  FAILED" "$OUT/alltests.log" | head -20
+  fi
   log "compute-sanitizer"
   SUB='smxx_gemv.edges_bias_f32_out:smxx_gemv.int8_activations:smxx_gemv.graph_capture_replays_bit_exact:smxx_gemv.forced_launches'
   for tool in memcheck racecheck synccheck; do
@@ -56,11 +60,19 @@ if want bench; then
 fi
 
 if want sweep; then
-  log "sweep: launch (warps,tiles_per_unit,x_in_smem,stages) and PDL variants"
+  # LOWBIT_GEMV_LAUNCH="warps,ring,x_in_smem,ctas_per_sm,bulk,l2_prefetch_kb" (-1 keeps).
+  log "sweep: launch variants (warps, ring depth, fill, L2 prefetch, blocks per SM) and PDL"
   F=LOWBIT_CUDA_FAMILIES=smxx_gemv
   bench nopdl.json '^(w1|w4)g128_f16$' 1 $F LOWBIT_GEMV_PDL=0
-  for cfg in 8,2 8,4,-1,4; do bench "sw_w1_$cfg.json" '^w1g128_f16$' 1 $F LOWBIT_GEMV_LAUNCH=$cfg; done
-  for cfg in 8,1 8,2,-1,3; do bench "sw_w4_$cfg.json" '^w4g128_f16$' 1 $F LOWBIT_GEMV_LAUNCH=$cfg; done
+  for cfg in 8 16,4 16,2 -1,-1,-1,-1,0 -1,-1,-1,-1,-1,0 -1,-1,-1,-1,-1,256 8,-1,-1,2; do
+    bench "sw_w1_$cfg.json" '^w1g128_f16$' 1 $F LOWBIT_GEMV_LAUNCH=$cfg
+  done
+  for cfg in 8 16,2 16,5 -1,-1,-1,-1,0 -1,-1,-1,-1,-1,0 -1,-1,-1,-1,-1,256 8,-1,-1,2; do
+    bench "sw_w4_$cfg.json" '^w4g128_f16$' 1 $F LOWBIT_GEMV_LAUNCH=$cfg
+  done
+  for cfg in 8 16,3 -1,-1,-1,-1,0; do bench "sw_w8_$cfg.json" '^w8g128_f16$' 1 $F LOWBIT_GEMV_LAUNCH=$cfg; done
+  for cfg in -1,-1,0 16,2 -1,-1,-1,-1,0; do bench "sw_w4m8_$cfg.json" '^w4g128_f16$' 8 $F LOWBIT_GEMV_LAUNCH=$cfg; done
+  for cfg in 8 -1,-1,-1,-1,0; do bench "sw_w2_$cfg.json" '^w2g128_f16$' 1 $F LOWBIT_GEMV_LAUNCH=$cfg; done
 fi
 
 if want profile; then

@@ -77,9 +77,8 @@ class SmxxGemvImpl final : public detail::GemmImpl {
   std::string name() const override {
     const IntWeightFormat& f = desc_.w.int_format;
     return std::string(kSmxxGemvName) + "_" + dtype_name(desc_.a.dtype) + "_w" + std::to_string(f.bits) + "_s" +
-           std::to_string(gemv::scale_slots(f.group_size)) + "_w" + std::to_string(launch_.warps) + "t" +
-           std::to_string(launch_.tiles_per_unit) + "g" + std::to_string(launch_.grid) + "r" +
-           std::to_string(launch_.stages) +
+           std::to_string(gemv::scale_slots(f.group_size)) + "_w" + std::to_string(launch_.warps) + "r" +
+           std::to_string(launch_.ring) + "g" + std::to_string(launch_.grid) + (launch_.bulk ? "b" : "c") +
            (launch_.x_in_smem ? "" : "_xl2");
   }
   std::string weight_layout() const override { return gemv_layout_name(desc_.w.int_format.bits); }
@@ -110,11 +109,10 @@ class SmxxGemvImpl final : public detail::GemmImpl {
     p.k = static_cast<int>(desc_.k);
     p.tiles = static_cast<int>(geo_.tiles);
     p.chunks = static_cast<int>(geo_.chunks);
-    p.tiles_per_unit = launch_.tiles_per_unit;
-    p.units = launch_.units;
-    p.chunks_per_warp = launch_.chunks_per_warp;
-    p.scale_tile_stride = f.group_size == 0 ? gemv::kEntriesPerSlot : geo_.chunks * geo_.slots * gemv::kEntriesPerSlot;
-    p.scale_chunk_stride = f.group_size == 0 ? 0 : geo_.slots * gemv::kEntriesPerSlot;
+    p.warps = launch_.warps;
+    p.ring = launch_.ring;
+    p.slot_bytes = launch_.slot_bytes;
+    p.bulk = launch_.bulk ? 1 : 0;
     p.scale_bf16 = f.scale_dtype == DType::kBF16 ? 1 : 0;
     p.out_dtype = out_kind(desc_.out_dtype);
     p.has_zeros = f.zero != ZeroPoint::kSymmetric ? 1 : 0;
@@ -124,8 +122,9 @@ class SmxxGemvImpl final : public detail::GemmImpl {
     p.corr_offset = launch_.corr_offset;
     p.cx_offset = launch_.cx_offset;
     p.part_offset = launch_.part_offset;
+    p.bar_offset = launch_.bar_offset;
     p.ring_offset = launch_.ring_offset;
-    p.stages = launch_.stages;
+    p.l2_prefetch = launch_.l2_prefetch;
 
     int current = 0;
     LOWBIT_CUDA_TRY(cudaGetDevice(&current));
@@ -206,6 +205,8 @@ Status smxx_gemv_can_implement(const GemmDesc& d, const GpuSpec& gpu) {
 
 gemv::GemvLaunch smxx_gemv_launch_for(const GemmDesc& d, const GpuSpec& gpu) {
   gemv::GemvLaunch l = gemv::choose_gemv_launch(shape_of(d), gpu);
+  // The bulk-copy ring fill is sm_90 code: only where this build runs sm_90 code.
+  l.bulk = l.bulk && build_has_code_for(gpu.cc, 90);
   const void* fn = gemv::gemv_kernel(kernel_row(d));
   if (fn == nullptr) throw Error(std::string(kWho) + "no kernel for " + d.describe());
   int current = 0;
@@ -216,7 +217,7 @@ gemv::GemvLaunch smxx_gemv_launch_for(const GemmDesc& d, const GpuSpec& gpu) {
   if (blocks < 1)
     throw Error(std::string(kWho) + "launch does not fit an SM (" + std::to_string(l.warps) + " warps, " +
                 std::to_string(l.smem_bytes) + " bytes of shared memory) for " + d.describe());
-  gemv::finish_gemv_launch(l, blocks, gpu);
+  gemv::finish_gemv_launch(l, (d.n + gemv::kTileRows - 1) / gemv::kTileRows, blocks, gpu);
   return l;
 }
 

@@ -6,35 +6,17 @@
 
 namespace lowbit::gemv {
 
-inline constexpr int kMaxWarps = 8;  // warps per block (the k split inside a block)
+inline constexpr int kMaxWarps = 16;  // warps per block (each streams its own items)
 inline constexpr int kMaxThreads = 32 * kMaxWarps;
+inline constexpr int kMaxRing = 8;    // ring slots per warp (items in flight + 1)
+inline constexpr int kRedBufs = 3;    // per-tile partial-sum buffers of a block (see the kernel)
 
-// Tiles a warp processes per item at most (compile-time: they size register arrays). The
-// narrow widths carry few bytes per tile, so two tiles share one set of activation
-// fragments and the per-item overheads (docs/kernels/gemv.md, notes: measured best of
-// 1 / 2 / 4 tiles per width in v2..v4). The macros exist for experiments only.
-#ifndef LOWBIT_GEMV_TR_W1
-#define LOWBIT_GEMV_TR_W1 2
-#endif
-#ifndef LOWBIT_GEMV_TR_W2
-#define LOWBIT_GEMV_TR_W2 2
-#endif
-#ifndef LOWBIT_GEMV_TR_W3
-#define LOWBIT_GEMV_TR_W3 2
-#endif
-constexpr int max_tiles_per_unit(int bits) {
-  return bits == 1 ? LOWBIT_GEMV_TR_W1 : bits == 2 ? LOWBIT_GEMV_TR_W2 : bits == 3 ? LOWBIT_GEMV_TR_W3 : 1;
-}
-// Blocks per SM the register allocation must allow (__launch_bounds__): 2 (<= 128 registers,
-// 16 warps per SM) unless that spills: the 2- and 3-bit kernels of groups 32 / 64 keep two
-// tiles and several scale entries per buffer (ptxas -v: 8-12 bytes of spills at 128).
-constexpr int min_blocks_per_sm(int bits, int slots) {
-  return (bits == 2 || bits == 3) && slots >= 4 ? 1 : 2;
-}
-// Bytes of one ring slot of a warp: the item's weights (max tiles) and its scale and zero
-// entries (16-byte pieces, slots * 32 bytes per tile each).
-constexpr int ring_slot_bytes(int bits, int slots) {
-  return max_tiles_per_unit(bits) * (bits * 512 + 2 * slots * 32);
+// Bytes of one ring slot of a warp: one item (tile, chunk) of weights and its scale and zero
+// entries (slots * 32 bytes each; per-channel: the tile's 32 bytes).
+constexpr int item_weight_bytes(int bits) { return bits * 512; }
+constexpr int item_scale_bytes(int slots) { return slots * 32; }
+constexpr int ring_slot_bytes(int bits, int slots, bool zeros) {
+  return item_weight_bytes(bits) + (zeros ? 2 : 1) * item_scale_bytes(slots);
 }
 
 // Activation kinds of the kernel instantiations (template argument kAct).
@@ -65,11 +47,10 @@ struct GemvParams {
   int k = 0;                 // multiple of 32
   int tiles = 0;             // ceil(n / 16)
   int chunks = 0;            // ceil(k / 256)
-  int tiles_per_unit = 1;    // tiles a warp processes together (<= the kernel's maximum)
-  int units = 0;             // ceil(tiles / tiles_per_unit): row blocks, spread over the grid
-  int chunks_per_warp = 1;   // the block's warps split the chunks in contiguous ranges
-  int64_t scale_tile_stride = 0;  // entries between tiles (chunks * slots * 8, or 8 per-channel)
-  int scale_chunk_stride = 0;     // entries between chunks (slots * 8, or 0 per-channel)
+  int warps = 1;             // warps per block (blockDim.x / 32)
+  int ring = 2;              // ring slots per warp (1..kMaxRing)
+  int slot_bytes = 0;        // bytes of one ring slot (ring_slot_bytes())
+  int bulk = 0;              // fill the rings with cp.async.bulk (sm_90), else cp.async
   int scale_bf16 = 0;        // scales / zeros stored as bf16 (else f16)
   int out_dtype = kOutF16;   // GemvOut
   int has_zeros = 0;         // zero points stored (integer or float)
@@ -78,9 +59,10 @@ struct GemvParams {
   int x_smem_stride = 0;     // bytes between rows of the staged activations
   int corr_offset = 0;       // bytes: the correction table (chunks x slots x 64 bytes)
   int cx_offset = 0;         // bytes: the activation-sum table (zero points, int8), same size
-  int part_offset = 0;       // bytes: start of the partial-sum buffers in shared memory
-  int ring_offset = 0;       // bytes: the warps' item rings (warps x stages x ring_slot_bytes)
-  int stages = 3;            // ring depth per warp: items in flight + 1 (2..7)
+  int part_offset = 0;       // bytes: partial sums, kRedBufs x warps x m x 16 floats
+  int bar_offset = 0;        // bytes: mbarriers, warps x ring (ring slots) + 2 x kRedBufs
+  int ring_offset = 0;       // bytes: the warps' item rings (warps x ring x slot_bytes)
+  int l2_prefetch = 0;       // bytes of a block's weights past its rings to ask L2 for early
 };
 
 }  // namespace lowbit::gemv
