@@ -726,7 +726,7 @@ std::vector<std::pair<int, int>> bench_candidates(int64_t m) {
   return {{3, 1}, {3, 2}};
 }
 
-TEST(sm80_mixed_gemm_bench, suite1) {
+TEST(sm80_mixed_gemm_bench, DISABLED_suite1) {  // a dev tool: run with --gtest_also_run_disabled_tests
   LOWBIT_REQUIRE_GPU();
   const char* on = std::getenv("LOWBIT_MIXED_GEMM_BENCH");
   if (on == nullptr || on[0] != '1') GTEST_SKIP() << "set LOWBIT_MIXED_GEMM_BENCH=1 to run";
@@ -827,7 +827,7 @@ TEST(sm80_mixed_gemm_bench, suite1) {
 
 // LOWBIT_MG_PROFILE="m,n,k,config,splits[,bits]" (f16, group 128 / per-channel for 8-bit):
 // three plain launches of one plan on random operands, for `ncu --launch-skip 2`.
-TEST(sm80_mixed_gemm_bench, profile_one) {
+TEST(sm80_mixed_gemm_bench, DISABLED_profile_one) {  // a dev tool (ncu), as above
   LOWBIT_REQUIRE_GPU();
   const char* spec = std::getenv("LOWBIT_MG_PROFILE");
   if (spec == nullptr) GTEST_SKIP() << "set LOWBIT_MG_PROFILE=m,n,k,config,splits[,bits]";

@@ -44,7 +44,7 @@ if has tests; then
 fi
 if has bench; then
   run_section bench 150 env LOWBIT_MIXED_GEMM_BENCH=1 LOWBIT_MIXED_GEMM_BENCH_PLANS=${PLANS:-1} \
-    LOWBIT_MIXED_GEMM_BENCH_OUT="$OUT/bench_table.txt" "$BIN" --gtest_filter='sm80_mixed_gemm_bench.*'
+    LOWBIT_MIXED_GEMM_BENCH_OUT="$OUT/bench_table.txt" "$BIN" --gtest_also_run_disabled_tests --gtest_filter='sm80_mixed_gemm_bench.*'
   grep -A20 'Suite 1 sums' "$OUT/bench.log"
 fi
 if has memcheck; then
@@ -68,7 +68,7 @@ if has profile; then
     run_section "ncu$i" 60 env LOWBIT_MG_PROFILE="$spec" ncu --clock-control none --launch-skip 2 --launch-count 1 \
       --kernel-name regex:sm80_mixed_gemm_kernel --section SpeedOfLight --section WarpStateStats \
       --section SchedulerStats --section Occupancy --section MemoryWorkloadAnalysis --section LaunchStats \
-      "$BIN" --gtest_filter='sm80_mixed_gemm_bench.profile_one'
+      "$BIN" --gtest_also_run_disabled_tests --gtest_filter='sm80_mixed_gemm_bench.DISABLED_profile_one'
   done
   cat "$OUT"/ncu[0-9]*.log > "$OUT/ncu_all.txt" 2>/dev/null && rm -f "$OUT"/ncu[0-9]*.log
 fi
