@@ -49,7 +49,7 @@ struct GpuCase {
   uint64_t seed = 0;               // of this case's activations
   uint64_t weight_seed = 0;        // of the dense weights cublasGemmEx reads (filled on device)
   int reps = 5;
-  double target_replay_ms = 3.0;   // 0: one rotation per graph (--quick)
+  double target_replay_ms = 50.0;  // 0: one rotation per graph (--quick)
   std::vector<int64_t> sample_rows;  // rows of operand copy 0's output to bring back
   bool want_dense_weight = false;  // cublasGemmEx: bring back copy 0's weights as fp32 (n, k)
 };

@@ -73,7 +73,7 @@ struct RunInfo {
   std::string kernels;
   int reps = 0;
   bool quick = false;
-  double min_replay_ms = 3.0;
+  double min_replay_ms = 50.0;
   bool check = true;
 };
 

@@ -60,8 +60,15 @@ class DeviceBuffer {
   }
   std::size_t bytes() const { return bytes_; }
 
+  // cudaMemcpy from pageable memory may return before its DMA has landed, and it runs on the
+  // legacy default stream, which the tests' cudaStreamNonBlocking streams do not wait for:
+  // without the device sync a kernel could read a half-copied input (seen 2026-11-21 on an
+  // H200: an int8 quantizer test read zeros in the rows copied last).
   void upload(const void* src, std::size_t n) {
-    if (n > 0) LOWBIT_CUDA_CHECK(cudaMemcpy(ptr_, src, n, cudaMemcpyHostToDevice));
+    if (n > 0) {
+      LOWBIT_CUDA_CHECK(cudaMemcpy(ptr_, src, n, cudaMemcpyHostToDevice));
+      LOWBIT_CUDA_CHECK(cudaDeviceSynchronize());
+    }
   }
   std::vector<uint8_t> download() const {
     std::vector<uint8_t> out(bytes_);

@@ -782,6 +782,8 @@ TEST(sm80_mixed_gemm_bench, DISABLED_suite1) {  // a dev tool: run with --gtest_
           if (i == 0) fill_random(xs[0], 5 + m, 1, f.scale_dtype);
           else LOWBIT_CUDA_CHECK(cudaMemcpy(xs[i].get(), xs[0].get(), x_bytes, cudaMemcpyDeviceToDevice));
         }
+        // The fills and copies ran on the legacy stream; the timed stream does not wait for it.
+        LOWBIT_CUDA_CHECK(cudaDeviceSynchronize());
         GemmDesc d;
         d.m = m;
         d.n = L.n;

@@ -30,7 +30,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_flag("--no-check", "Skip the comparison with the CPU reference");
   cmd->add_option("--min-replay-ms", o->min_replay_ms,
-                  "Each timed graph replay lasts at least this long (more calls per graph)")
+                  "Each timed graph replay lasts at least this long, in ms: long enough for sustained clocks")
       ->check(CLI::Range(0.0, 10000.0))
       ->capture_default_str();
   cmd->add_flag("--quick", o->quick,
