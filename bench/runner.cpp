@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <set>
@@ -74,26 +73,12 @@ void judge(Record& rec, const GemmDesc& d, const std::vector<float>& out,
 
 namespace {
 
-// Makes the Gemm of a variant. Baseline rows restrict lowbit's CUDA selector to the cuBLASLt
-// baseline family through LOWBIT_CUDA_FAMILIES (documented in src/cuda/heuristics/select.cpp
-// for this purpose), so that they stay the baseline once lowbit's own fp8 kernels exist; the
-// previous value of the variable is restored. No other thread runs while this happens.
+// Makes the Gemm of a variant. Baseline rows pin lowbit's selector to the cuBLASLt baseline
+// family, so that they stay the baseline once lowbit's own fp8 kernels exist.
 std::unique_ptr<Gemm> make_gemm(const Variant& v, const GemmDesc& desc, Device device) {
-  static constexpr const char* kVar = "LOWBIT_CUDA_FAMILIES";
-  static constexpr const char* kBaselineFamily = "cublas_baseline";
-  if (v.runner != Runner::kGemmBaseline) return std::make_unique<Gemm>(desc, device);
-  const char* old = std::getenv(kVar);
-  const std::string saved = old != nullptr ? old : "";
-  setenv(kVar, kBaselineFamily, 1);
-  std::unique_ptr<Gemm> gemm;
-  try {
-    gemm = std::make_unique<Gemm>(desc, device);
-  } catch (...) {
-    old != nullptr ? setenv(kVar, saved.c_str(), 1) : unsetenv(kVar);
-    throw;
-  }
-  old != nullptr ? setenv(kVar, saved.c_str(), 1) : unsetenv(kVar);
-  return gemm;
+  GemmOptions options;
+  if (v.runner == Runner::kGemmBaseline) options.family = "cublas_baseline";
+  return std::make_unique<Gemm>(desc, device, options);
 }
 
 // The operands of one (variant, layer), made when first needed and shared by every M: the

@@ -153,7 +153,7 @@ std::string kernel_rule_violation(const Variant& v, const std::string& kernel) {
     case Runner::kGemmBaseline:
       if (!mentions_cublas(kernel))
         return "lowbit: the selector picked " + kernel +
-               ", not the cuBLASLt baseline, even with LOWBIT_CUDA_FAMILIES=cublas_baseline";
+               ", not the cuBLASLt baseline, although GemmOptions::family asked for it";
       return "";
     case Runner::kGemmLibrary:
       if (mentions_cublas(kernel))

@@ -19,7 +19,7 @@ enum class Runner : uint8_t {
   // cuBLAS cublasGemmEx called by the bench itself: dense f16 / bf16 only, the exact call
   // ANCHORS.md's "cuBLAS fp16" figures measured.
   kCublasGemmEx,
-  // lowbit::Gemm made with LOWBIT_CUDA_FAMILIES=cublas_baseline (runner.cpp), whose kernel
+  // lowbit::Gemm made with GemmOptions::family = "cublas_baseline" (runner.cpp), whose kernel
   // must be a cuBLAS / cuBLASLt one (kernel_name() contains "cublas"): the library's cuBLASLt
   // baseline family, even once lowbit's own kernels for the format exist.
   kGemmBaseline,

@@ -124,13 +124,23 @@ struct PackedWeight {
   WeightView host_view() const;  // pointers into the vectors above (null when empty)
 };
 
+// How a Gemm chooses its kernel.
+struct GemmOptions {
+  // Empty: the heuristics choose among every family of the build. A family name
+  // ("cublas_baseline", "sm80_mixed_gemm", "smxx_gemv"; `lowbit info` lists them) restricts
+  // the choice to that family, for baselines and for testing one family; can_implement() then
+  // says why that family cannot run the problem. Ignored on the CPU device.
+  std::string family;
+};
+
 namespace detail {
 class GemmImpl;
 }
 
 class Gemm {
  public:
-  explicit Gemm(const GemmDesc& desc, Device device = Device::cuda());
+  explicit Gemm(const GemmDesc& desc, Device device = Device::cuda(),
+                const GemmOptions& options = {});
   ~Gemm();
   Gemm(Gemm&&) noexcept;
   Gemm& operator=(Gemm&&) noexcept;

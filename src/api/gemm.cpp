@@ -145,11 +145,13 @@ Status validate_desc(const GemmDesc& d) {
 
 }  // namespace detail
 
-Gemm::Gemm(const GemmDesc& desc, Device device) : desc_(desc), device_(device) {
+Gemm::Gemm(const GemmDesc& desc, Device device, const GemmOptions& options)
+    : desc_(desc), device_(device) {
   status_ = detail::validate_desc(desc_);
   if (!status_.ok()) return;
   detail::Selection sel = device_.is_cpu() ? detail::select_cpu(desc_)
-                                           : detail::select_cuda(desc_, device_.index);
+                                           : detail::select_cuda(desc_, device_.index,
+                                                                 options.family);
   impl_ = std::move(sel.impl);
   if (!impl_) status_ = sel.why_not.ok() ? Status::Fail("lowbit: no kernel for " +
                                                         desc_.describe())

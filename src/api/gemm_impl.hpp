@@ -38,6 +38,7 @@ Status validate_desc(const GemmDesc& desc);
 // src/cpu/cpu_gemm.cpp
 Selection select_cpu(const GemmDesc& desc);
 // src/cuda/heuristics/select.cpp, or src/api/no_cuda.cpp in a CPU-only build.
-Selection select_cuda(const GemmDesc& desc, int device_index);
+// `family`: empty, or the one family the caller allows (GemmOptions::family).
+Selection select_cuda(const GemmDesc& desc, int device_index, const std::string& family);
 
 }  // namespace lowbit::detail

@@ -18,7 +18,7 @@ std::vector<KernelFamily> kernel_families(const GpuInfo&) { return {}; }
 
 namespace detail {
 
-Selection select_cuda(const GemmDesc&, int) {
+Selection select_cuda(const GemmDesc&, int, const std::string&) {
   Selection s;
   s.why_not = Status::Fail(
       "lowbit: this build has no CUDA backend (configured without nvcc or with "

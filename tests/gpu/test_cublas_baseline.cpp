@@ -164,6 +164,35 @@ TEST(cublas_baseline, dense_refuses_mixed_output) {
       << g.can_implement().message();
 }
 
+// GemmOptions::family pins the choice: the named family runs what it can, says why it cannot
+// run the rest, and an unknown name is an error that lists the build's families.
+TEST(cublas_baseline, family_option_pins_the_choice) {
+  LOWBIT_REQUIRE_GPU();
+  GemmDesc d;
+  d.m = 4;
+  d.n = 256;
+  d.k = 512;
+  d.a.dtype = DType::kF16;
+  d.w = WeightFormat::dense(DType::kF16);
+  Gemm pinned(d, Device::cuda(0), GemmOptions{"cublas_baseline"});
+  ASSERT_TRUE(pinned.can_implement().ok()) << pinned.can_implement().message();
+  EXPECT_EQ(pinned.kernel_name(), "cublas_baseline");
+
+  GemmDesc q = d;  // integer weights: not a cuBLAS problem
+  q.w = WeightFormat::integer(*IntWeightFormat::parse("w4g128"));
+  Gemm refused(q, Device::cuda(0), GemmOptions{"cublas_baseline"});
+  ASSERT_FALSE(refused.can_implement().ok());
+  EXPECT_NE(refused.can_implement().message().find("cublas_baseline:"), std::string::npos)
+      << refused.can_implement().message();
+
+  Gemm unknown(d, Device::cuda(0), GemmOptions{"no_such_family"});
+  ASSERT_FALSE(unknown.can_implement().ok());
+  EXPECT_NE(unknown.can_implement().message().find("unknown kernel family 'no_such_family'"),
+            std::string::npos)
+      << unknown.can_implement().message();
+  EXPECT_NE(unknown.can_implement().message().find("cublas_baseline"), std::string::npos);
+}
+
 // ------------------------------------------------------------------------------- fp8
 struct Fp8Case {
   DType a_dtype = DType::kE4M3;

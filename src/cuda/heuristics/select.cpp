@@ -11,9 +11,10 @@
 // finds no algorithm for a combination its documentation allows); the selector records that
 // reason like any other and goes on to the next family.
 //
-// Debugging / benchmarking: the environment variable LOWBIT_CUDA_FAMILIES, a comma-separated
-// list of family names, restricts the selector to those families (e.g.
-// LOWBIT_CUDA_FAMILIES=cublas_baseline to time the baseline through the public API).
+// Restricting the choice: GemmOptions::family (the API; the bench's baselines use it) allows
+// one family. Without it, the environment variable LOWBIT_CUDA_FAMILIES, a comma-separated
+// list of family names, restricts the selector to those families (a debugging knob, e.g.
+// LOWBIT_CUDA_FAMILIES=smxx_gemv lowbit bench ... to time one family on every format).
 #include <cstdlib>
 #include <sstream>
 #include <string>
@@ -74,9 +75,9 @@ std::vector<std::string> families_from_env() {
   return names;
 }
 
-// The families to try for `desc` on `gpu`, best first. Today: the table order, restricted by
-// LOWBIT_CUDA_FAMILIES. Problem-dependent preferences belong here, each with its reason
-// and the measurement behind it.
+// The families to try for `desc` on `gpu`, best first. Today: the table order, restricted to
+// GemmOptions::family when one is given, else by LOWBIT_CUDA_FAMILIES. Problem-dependent
+// preferences belong here, each with its reason and the measurement behind it.
 // --- Integer weights at m <= 8 (decode; docs/kernels/gemv.md, "Selection") -----------------
 // No rule yet: the table order already gives 4/8-bit symmetric / integer-zero weights with
 // f16/bf16 activations to sm80_mixed_gemm (the tiled layout's owner, every m) and every other
@@ -84,18 +85,26 @@ std::vector<std::string> families_from_env() {
 // reading the tiled layout lands here once that GEMV exists (measured on H200, w4 g128 Suite 1:
 // mixed GEMM 58-62 us at m = 1, 131-137 at m = 8; smxx_gemv on its own layout 62 / 77).
 std::vector<const FamilyEntry*> apply_selection_rules(const GemmDesc& desc, const GpuSpec& gpu,
+                                                      const std::string& family,
                                                       std::vector<std::string>* skipped) {
   (void)desc;
   (void)gpu;
-  const std::vector<std::string> only = families_from_env();
+  const std::vector<std::string> only =
+      family.empty() ? families_from_env() : std::vector<std::string>{family};
+  const char* why = family.empty() ? "excluded by LOWBIT_CUDA_FAMILIES" : "not the family asked for";
   std::vector<const FamilyEntry*> order;
   for (const FamilyEntry& f : kernel_family_table()) {
     bool allowed = only.empty();
     for (const std::string& name : only) allowed = allowed || name == f.name;
     if (allowed)
       order.push_back(&f);
-    else
-      skipped->push_back(std::string(f.name) + ": excluded by LOWBIT_CUDA_FAMILIES");
+    else if (family.empty())
+      skipped->push_back(std::string(f.name) + ": " + why);
+  }
+  if (!family.empty() && order.empty()) {
+    std::string known;
+    for (const FamilyEntry& f : kernel_family_table()) known += (known.empty() ? "" : ", ") + std::string(f.name);
+    skipped->push_back("unknown kernel family '" + family + "' (this build has: " + known + ")");
   }
   return order;
 }
@@ -105,7 +114,7 @@ std::vector<const FamilyEntry*> apply_selection_rules(const GemmDesc& desc, cons
 
 namespace detail {
 
-Selection select_cuda(const GemmDesc& desc, int device_index) {
+Selection select_cuda(const GemmDesc& desc, int device_index, const std::string& family) {
   Selection sel;
   const cuda::GpuSpec* gpu = nullptr;
   try {
@@ -116,7 +125,7 @@ Selection select_cuda(const GemmDesc& desc, int device_index) {
   }
 
   std::vector<std::string> reasons;
-  for (const cuda::FamilyEntry* f : cuda::apply_selection_rules(desc, *gpu, &reasons)) {
+  for (const cuda::FamilyEntry* f : cuda::apply_selection_rules(desc, *gpu, family, &reasons)) {
     Status s = f->runs_on(*gpu);
     if (s.ok()) s = f->can_implement(desc, *gpu);
     if (s.ok()) {
