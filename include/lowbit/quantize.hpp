@@ -32,6 +32,18 @@ IntWeight quantize_int(const float* w, int64_t n, int64_t k, const IntWeightForm
 
 Fp8Tensor quantize_fp8(const float* x, int64_t rows, int64_t cols, const Fp8Format& format);
 
+// The floor of amax in the fp8 rule above (amax' = max(amax, 1e-4)): an all-zero block gets
+// the scale 1e-4 / fp8_max instead of 0.
+inline constexpr float kFp8AmaxFloor = 1e-4f;
+
+// fp8 per-tensor with a given (static, calibrated) scale s, e.g. a checkpoint's input_scale:
+// code = sat_rne(x * (1 / s)), the multiplier 1 / s rounded to fp32 before the product (the
+// form of the dynamic rule above and of vLLM's static_scaled_fp8_quant); scales = {s}.
+// s must be finite and > 0, x finite. ActQuant's kStaticPerTensor (act_quant.hpp) computes
+// exactly this on the CPU and the GPU.
+Fp8Tensor quantize_fp8_static(const float* x, int64_t rows, int64_t cols, float scale,
+                              DType dtype = DType::kE4M3);
+
 // Per-row int8; `zero_point` false for weights (symmetric per channel) and symmetric
 // per-token activations.
 Int8Tensor quantize_int8(const float* x, int64_t rows, int64_t cols, bool zero_point);

@@ -238,6 +238,35 @@ Fp8Tensor quantize_fp8(const float* x, int64_t rows, int64_t cols, const Fp8Form
   return t;
 }
 
+// code = sat_rne(x * (1 / s)) with a given s (quantize.hpp).
+Fp8Tensor quantize_fp8_static(const float* x, int64_t rows, int64_t cols, float scale,
+                              DType dtype) {
+  Fp8Format format;
+  format.dtype = dtype;
+  format.scaling = Fp8Scaling::kPerTensor;
+  throw_if_error(format.validate());
+  check_shape("quantize_fp8_static", "input", rows, cols);
+  if (!std::isfinite(scale) || !(scale > 0.0f)) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%g", static_cast<double>(scale));
+    fail(std::string("quantize_fp8_static: scale is ") + buf + ", expected finite and > 0");
+  }
+  check_finite("quantize_fp8_static", "input", x, rows, cols);
+  Fp8Tensor t;
+  t.format = format;
+  t.rows = rows;
+  t.cols = cols;
+  t.scales = {scale};
+  const bool e5m2 = dtype == DType::kE5M2;
+  const float inv = 1.0f / scale;  // the multiplier, rounded to fp32 first
+  t.codes.resize(static_cast<size_t>(rows * cols));
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    const float v = x[i] * inv;
+    t.codes[static_cast<size_t>(i)] = e5m2 ? f32_to_e5m2(v) : f32_to_e4m3(v);
+  }
+  return t;
+}
+
 // =======================================================================================
 // int8
 // =======================================================================================

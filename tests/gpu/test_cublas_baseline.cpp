@@ -242,7 +242,8 @@ void run_fp8(const Fp8Case& c, const std::vector<int64_t>& ms, const std::vector
     for (int64_t m : ms) {
       const GemmDesc d = fp8_desc(c, m, s.n, s.k);
       SCOPED_TRACE(d.describe());
-      Gemm g(d, Device::cuda(0));
+      // Pinned: lowbit's own fp8 families come first in the selector's order.
+      Gemm g(d, Device::cuda(0), GemmOptions{"cublas_baseline"});
       ASSERT_TRUE(g.can_implement().ok()) << g.can_implement().message();
       EXPECT_EQ(g.kernel_name(), "cublas_baseline");
 
@@ -269,7 +270,7 @@ void run_fp8(const Fp8Case& c, const std::vector<int64_t>& ms, const std::vector
   do {                                                                                      \
     const int cc_ = current_cc();                                                           \
     if (cc_ < (min_cc) || ((exact) && cc_ != (min_cc))) {                                   \
-      Gemm g_(fp8_desc(c, 256, 256, 512), Device::cuda(0));                                 \
+      Gemm g_(fp8_desc(c, 256, 256, 512), Device::cuda(0), GemmOptions{"cublas_baseline"}); \
       EXPECT_FALSE(g_.can_implement().ok());                                                \
       EXPECT_NE(g_.can_implement().message().find("compute capability"), std::string::npos) \
           << g_.can_implement().message();                                                  \
@@ -385,7 +386,7 @@ TEST(cublas_baseline, fp8_block_1x128_weights_1x128_row_tensor) {
 TEST(cublas_baseline, fp8_refusals_name_the_rule) {
   LOWBIT_REQUIRE_GPU();
   auto reason = [](const GemmDesc& d) {
-    return Gemm(d, Device::cuda(0)).can_implement().message();
+    return Gemm(d, Device::cuda(0), GemmOptions{"cublas_baseline"}).can_implement().message();
   };
   Fp8Case c;
   if (current_cc() < 89) {

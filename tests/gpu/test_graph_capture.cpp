@@ -71,9 +71,9 @@ std::vector<uint8_t> eager(const Gemm& g, Problem& p, cudaStream_t s) {
   return p.out.download();
 }
 
-void check_graph_replay(const GemmDesc& d) {
-  SCOPED_TRACE(d.describe());
-  Gemm g(d, Device::cuda(0));
+void check_graph_replay(const GemmDesc& d, const std::string& family) {
+  SCOPED_TRACE(d.describe() + " family " + family);
+  Gemm g(d, Device::cuda(0), GemmOptions{family});
   ASSERT_TRUE(g.can_implement().ok()) << g.can_implement().message();
   std::mt19937 rng(99);
   Problem p = make_problem(g, rng);
@@ -97,9 +97,9 @@ void check_graph_replay(const GemmDesc& d) {
   LOWBIT_CUDA_CHECK(cudaGraphDestroy(graph));
 }
 
-void check_two_streams(const GemmDesc& d) {
-  SCOPED_TRACE(d.describe());
-  Gemm g(d, Device::cuda(0));
+void check_two_streams(const GemmDesc& d, const std::string& family) {
+  SCOPED_TRACE(d.describe() + " family " + family);
+  Gemm g(d, Device::cuda(0), GemmOptions{family});
   ASSERT_TRUE(g.can_implement().ok()) << g.can_implement().message();
   std::mt19937 rng(7);
   Problem p1 = make_problem(g, rng);
@@ -154,14 +154,14 @@ GemmDesc fp8(Fp8Scaling a, Fp8Scaling w, int64_t m) {
 
 TEST(graph_capture, cublas_baseline_dense_f16) {
   LOWBIT_REQUIRE_GPU();
-  check_graph_replay(dense_f16(17));
-  check_graph_replay(dense_f16(256));
+  check_graph_replay(dense_f16(17), "cublas_baseline");
+  check_graph_replay(dense_f16(256), "cublas_baseline");
 }
 
 TEST(graph_capture, cublas_baseline_fp8_tensor) {
   LOWBIT_REQUIRE_GPU();
   if (current_cc() < 89) GTEST_SKIP() << "fp8 needs sm_89+";
-  check_graph_replay(fp8(Fp8Scaling::kPerTensor, Fp8Scaling::kPerTensor, 17));
+  check_graph_replay(fp8(Fp8Scaling::kPerTensor, Fp8Scaling::kPerTensor, 17), "cublas_baseline");
 }
 
 // 1x128 activation scales are transposed into the workspace by cublasLtMatrixTransform
@@ -169,16 +169,30 @@ TEST(graph_capture, cublas_baseline_fp8_tensor) {
 TEST(graph_capture, cublas_baseline_fp8_block) {
   LOWBIT_REQUIRE_GPU();
   if (current_cc() != 90) GTEST_SKIP() << "cuBLASLt block scaling needs sm_90";
-  check_graph_replay(fp8(Fp8Scaling::kBlock1x128, Fp8Scaling::kBlock128x128, 64));
+  check_graph_replay(fp8(Fp8Scaling::kBlock1x128, Fp8Scaling::kBlock128x128, 64), "cublas_baseline");
 }
 
 TEST(graph_capture, cublas_baseline_two_streams) {
   LOWBIT_REQUIRE_GPU();
-  check_two_streams(dense_f16(65));
+  check_two_streams(dense_f16(65), "cublas_baseline");
   if (current_cc() >= 89)
-    check_two_streams(fp8(Fp8Scaling::kPerTensor, Fp8Scaling::kPerTensor, 65));
+    check_two_streams(fp8(Fp8Scaling::kPerTensor, Fp8Scaling::kPerTensor, 65), "cublas_baseline");
   if (current_cc() == 90)
-    check_two_streams(fp8(Fp8Scaling::kBlock1x128, Fp8Scaling::kBlock128x128, 64));
+    check_two_streams(fp8(Fp8Scaling::kBlock1x128, Fp8Scaling::kBlock128x128, 64), "cublas_baseline");
+}
+
+// lowbit's Hopper fp8 kernel: tensor maps are encoded inside run() and passed by value, so
+// a captured launch keeps them; m = 1 and 17 plan split-K (a second, reduce launch).
+TEST(graph_capture, sm90_fp8_gemm) {
+  LOWBIT_REQUIRE_GPU();
+  if (current_cc() != 90) GTEST_SKIP() << "sm90_fp8_gemm needs sm_90";
+  for (int64_t m : {1, 17, 200}) {
+    check_graph_replay(fp8(Fp8Scaling::kPerTensor, Fp8Scaling::kPerTensor, m), "sm90_fp8_gemm");
+    check_graph_replay(fp8(Fp8Scaling::kPerRow, Fp8Scaling::kPerRow, m), "sm90_fp8_gemm");
+    check_graph_replay(fp8(Fp8Scaling::kBlock1x128, Fp8Scaling::kBlock128x128, m), "sm90_fp8_gemm");
+  }
+  check_two_streams(fp8(Fp8Scaling::kBlock1x128, Fp8Scaling::kBlock128x128, 5), "sm90_fp8_gemm");
+  check_two_streams(fp8(Fp8Scaling::kPerTensor, Fp8Scaling::kPerTensor, 130), "sm90_fp8_gemm");
 }
 
 }  // namespace

@@ -1,13 +1,16 @@
 // `lowbit inspect FILE [--verify ORIGINAL]`: read a safetensors file back through the
 // validating reader, list its tensors, load every lowbit-quantized tensor (checking it), and
-// optionally compare it with the checkpoint it was quantized from.
+// optionally compare it with the checkpoint it was quantized from. fp8 weights of other
+// tools' conventions (import_fp8.hpp) are imported too, and listed with the convention found.
 #include <cstdio>
 #include <cstring>
 #include <optional>
+#include <set>
 #include <string>
 #include <variant>
 
 #include "lowbit/checkpoint.hpp"
+#include "lowbit/import_fp8.hpp"
 #include "lowbit/reference.hpp"
 #include "lowbit/safetensors.hpp"
 #include "tools/lowbit/cli_util.hpp"
@@ -50,6 +53,31 @@ void run_inspect(const Options& o, int& exit_code) {
   std::optional<SafetensorsReader> orig;
   if (!o.verify.empty()) orig.emplace(SafetensorsReader::open(o.verify));
   int bad = 0;
+  // fp8 weights in another tool's convention (not declared by lowbit metadata): importing one
+  // is the same check as loading a lowbit tensor. A weight that cannot be imported is
+  // reported and makes the exit code 1, like a mismatch, without hiding the others.
+  for (const std::string& name : fp8_weight_names(file)) {
+    if (quantized.count(name)) continue;
+    try {
+      const Fp8Import imp = import_fp8(file, name);
+      std::printf("  %-60s %-12s fp8 checkpoint: %s convention (%s", name.c_str(),
+                  imp.weight.format.name().c_str(), fp8_convention_name(imp.source.convention),
+                  imp.source.scale.c_str());
+      if (imp.input_scale)
+        std::printf(", input_scale %.9g", static_cast<double>(*imp.input_scale));
+      std::printf(")\n");
+    } catch (const Error& e) {
+      std::printf("  %-60s NOT IMPORTABLE: %s\n", name.c_str(), e.what());
+      ++bad;
+    }
+  }
+
+  // With --verify: the original's fp8 checkpoint weights are compared in their dequantized
+  // form, and the scale each was imported from counts as accounted for (lowbit rewrote it as
+  // NAME_scale F32, so its bytes may differ).
+  std::set<std::string> orig_fp8, orig_consumed;
+  if (orig)
+    for (const std::string& name : fp8_weight_names(*orig)) orig_fp8.insert(name);
   for (const auto& [name, format] : quantized) {
     const QuantizedTensor q = load_quantized(file, name);  // throws on any inconsistency
     std::printf("  %-60s %-12s loaded", name.c_str(), format.c_str());
@@ -59,7 +87,14 @@ void run_inspect(const Options& o, int& exit_code) {
         std::printf("  NOT IN %s", o.verify.c_str());
         ++bad;
       } else {
-        const std::vector<float> x = orig->read_f32(*t);
+        std::vector<float> x;
+        if (orig_fp8.count(name)) {
+          const Fp8Import imp = import_fp8(*orig, name);
+          orig_consumed.insert(imp.source.scale);
+          x = dequantize(imp.weight);
+        } else {
+          x = orig->read_f32(*t);
+        }
         const std::vector<float> deq = dequantize_any(q);
         if (x.size() != deq.size()) {
           std::printf("  SHAPE MISMATCH with the original %s", shape_text(t->shape).c_str());
@@ -76,7 +111,7 @@ void run_inspect(const Options& o, int& exit_code) {
   if (orig) {
     // Every tensor of the original must be there: quantized, or copied byte for byte.
     for (const auto& t : orig->tensors()) {
-      if (quantized.count(t.name)) continue;
+      if (quantized.count(t.name) || orig_consumed.count(t.name)) continue;
       const TensorInfo* c = file.find(t.name);
       if (c == nullptr || c->dtype != t.dtype || c->shape != t.shape ||
           std::memcmp(file.data(*c), orig->data(t), t.nbytes()) != 0) {

@@ -1,14 +1,35 @@
 // `lowbit quantize IN OUT --format FMT [--include REGEX]`: quantize the matching 2-D weight
 // tensors of a safetensors checkpoint into lowbit's on-disk format (checkpoint.hpp), copy
 // every other tensor unchanged, and print per-tensor error statistics.
+//
+// fp8 checkpoints (import_fp8.hpp: Llama-3.1-FP8 / compressed-tensors per-tensor and
+// per-channel, DeepSeek-V3 128x128 blocks) are IMPORTED, never requantized: requantizing fp8
+// codes rounds a second time and loses what the checkpoint's own quantizer chose. The rules:
+//  * A selected fp8 weight (every F8_E4M3/F8_E5M2 tensor, and any tensor with a NAME_scale_inv)
+//    must be importable; if not (no scale, e5m2, bad shape or value...) the command fails with
+//    import_fp8's one-line error, since copying it would leave a weight whose scale is lost.
+//  * Its codes are copied bit for bit into lowbit's fp8 form (NAME + NAME_scale F32); the
+//    scale companion it was read from (NAME_scale or NAME_scale_inv) is not copied again.
+//  * Its static activation scale P.input_scale is copied unchanged (same name, dtype, shape),
+//    as every loader of these checkpoints expects it.
+//  * --format fp8-S with S other than the checkpoint's scaling: the scales move to S's grid
+//    when that is exact (fp8_rescale_exact: a per-tensor scale repeated per row or block, ...);
+//    otherwise the tensor keeps the checkpoint's scaling. An integer, int8 or e5m2 --format
+//    applies to float weights only: the fp8 weight keeps its scaling. Each such tensor's line
+//    says which happened and why; neither is an error, and the exit code is 2 only when
+//    nothing at all was quantized or imported.
+//  * Companions (NAME_scale, NAME_scale_inv, P.input_scale) of every fp8 weight, selected or
+//    not, go with their weight and are never quantized on their own, whatever --include says.
 #include <chrono>
 #include <cstdio>
 #include <optional>
 #include <regex>
+#include <set>
 #include <string>
 #include <variant>
 
 #include "lowbit/checkpoint.hpp"
+#include "lowbit/import_fp8.hpp"
 #include "lowbit/quantize.hpp"
 #include "lowbit/reference.hpp"
 #include "lowbit/safetensors.hpp"
@@ -53,6 +74,36 @@ std::string skip_reason(const TensorInfo& t, const QuantSpec& spec) {
   return "";
 }
 
+// Imports the fp8 checkpoint weight `name` and puts it in the scaling --format asks for when
+// that is exact; `note` says what was done when the two differ.
+Fp8Tensor import_for_format(const SafetensorsReader& in, const std::string& name,
+                            const QuantSpec& spec, Fp8Import& imp, std::string& note) {
+  imp = import_fp8(in, name);
+  Fp8Tensor w = imp.weight;
+  const std::string have = w.format.name();
+  const auto* want = std::get_if<Fp8Format>(&spec.format);
+  if (want == nullptr) {
+    note = "; --format " + spec.name() + " is for float weights: fp8 checkpoint weights are "
+           "imported, never requantized";
+    return w;
+  }
+  if (want->scaling != w.format.scaling) {
+    if (auto moved = fp8_rescale_exact(w, want->scaling)) {
+      w = std::move(*moved);
+      note = std::string("; scales moved exactly from the checkpoint's ") +
+             fp8_scaling_name(imp.weight.format.scaling) + " grid to " +
+             fp8_scaling_name(want->scaling);
+    } else {
+      note = "; kept " + have + ": --format " + want->name() + " would need requantizing (its "
+             "scales differ within one cell of the " + fp8_scaling_name(want->scaling) + " grid)";
+    }
+  }
+  if (want->dtype != w.format.dtype)
+    note += std::string("; kept e4m3 codes: --format ") + want->name() +
+            " would need requantizing to " + dtype_name(want->dtype);
+  return w;
+}
+
 void run_quantize(const Options& o, int& exit_code) {
   auto spec = parse_spec(o.format);
   if (!spec)
@@ -94,15 +145,50 @@ void run_quantize(const Options& o, int& exit_code) {
     if (key.rfind("lowbit.", 0) != 0) out.set_metadata(key, value);
   out.set_metadata(kCheckpointVersionKey, "1");
 
+  const auto is_selected = [&](const std::string& name) {
+    return std::regex_search(name, include) &&
+           (o.exclude.empty() || !std::regex_search(name, exclude));
+  };
+  // fp8 checkpoint weights (rules at the top of this file). Detection reads headers only and
+  // throws for a malformed selected weight before anything is written.
+  std::set<std::string> fp8_imports, consumed, companions;
+  for (const std::string& name : fp8_weight_names(in)) {
+    for (const std::string& c : fp8_companion_names(name))
+      if (in.find(c) != nullptr) companions.insert(c);
+    if (!is_selected(name)) continue;
+    consumed.insert(detect_fp8(in, name).scale);
+    fp8_imports.insert(name);
+  }
+
   if (!o.quiet)
     std::printf("%-52s %-13s %-5s %-12s %10s %10s %8s\n", "tensor", "shape", "dtype", "format",
                 "rel_err", "max_abs", "SNR dB");
   ProgressBar bar(static_cast<int64_t>(in.tensors().size()), !o.quiet);
-  int64_t done = 0, quantized = 0, skipped = 0;
+  int64_t done = 0, quantized = 0, imported = 0, skipped = 0;
   for (const TensorInfo& t : in.tensors()) {
     bar.update(done++, t.name);
-    const bool selected = std::regex_search(t.name, include) &&
-                          (o.exclude.empty() || !std::regex_search(t.name, exclude));
+    if (consumed.count(t.name)) continue;  // written again as its weight's NAME_scale
+    if (fp8_imports.count(t.name)) {
+      Fp8Import imp;
+      std::string note;
+      const Fp8Tensor w = import_for_format(in, t.name, *spec, imp, note);
+      add_fp8_tensor(out, t.name, w);
+      ++imported;
+      if (!o.quiet) {
+        bar.finish();
+        const std::string shape = std::to_string(w.rows) + "x" + std::to_string(w.cols);
+        std::printf("%-52s %-13s %-5s %-12s imported (%s convention%s), codes unchanged%s\n",
+                    t.name.c_str(), shape.c_str(), dtype_name(w.format.dtype),
+                    w.format.name().c_str(), fp8_convention_name(imp.source.convention),
+                    imp.input_scale ? ", input_scale copied" : "", note.c_str());
+      }
+      continue;
+    }
+    if (companions.count(t.name)) {  // goes with its fp8 weight, as it is
+      out.add(t.name, t.dtype, t.shape, in.data(t), t.nbytes());
+      continue;
+    }
+    const bool selected = is_selected(t.name);
     const std::string why = selected ? skip_reason(t, *spec) : "not selected";
     if (!why.empty()) {
       out.add(t.name, t.dtype, t.shape, in.data(t), t.nbytes());
@@ -153,11 +239,15 @@ void run_quantize(const Options& o, int& exit_code) {
   }
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("lowbit: quantized %lld tensor(s) to %s, kept %lld selected tensor(s) "
+  const std::string imports =
+      imported == 0 ? std::string()
+                    : ", imported " + std::to_string(imported) +
+                          " fp8 checkpoint tensor(s) without requantizing";
+  std::printf("lowbit: quantized %lld tensor(s) to %s%s, kept %lld selected tensor(s) "
               "unquantized, wrote %s (%.1f s)\n",
-              static_cast<long long>(quantized), spec->name().c_str(),
+              static_cast<long long>(quantized), spec->name().c_str(), imports.c_str(),
               static_cast<long long>(skipped), o.out.c_str(), secs);
-  if (quantized == 0) {
+  if (quantized + imported == 0) {
     std::fprintf(stderr, "lowbit: quantize: no tensor matched --include '%s' and could be "
                          "quantized\n", o.include.c_str());
     exit_code = 2;
@@ -169,7 +259,8 @@ void run_quantize(const Options& o, int& exit_code) {
 void add_quantize_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
-      "quantize", "Quantize the 2-D weight tensors of a safetensors checkpoint");
+      "quantize", "Quantize the 2-D weight tensors of a safetensors checkpoint (fp8 checkpoint "
+                  "weights are imported, not requantized: docs/formats.md section 9)");
   cmd->add_option("input", opts->in, "input .safetensors file")->required();
   cmd->add_option("output", opts->out, "output .safetensors file")->required();
   cmd->add_option("--format,-f", opts->format,

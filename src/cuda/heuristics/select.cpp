@@ -15,6 +15,7 @@
 // one family. Without it, the environment variable LOWBIT_CUDA_FAMILIES, a comma-separated
 // list of family names, restricts the selector to those families (a debugging knob, e.g.
 // LOWBIT_CUDA_FAMILIES=smxx_gemv lowbit bench ... to time one family on every format).
+#include <algorithm>
 #include <cstdlib>
 #include <sstream>
 #include <string>
@@ -26,6 +27,8 @@
 #include "cuda/heuristics/gpu_spec.hpp"
 #include "cuda/mixed_gemm/sm80_mixed_gemm_family.hpp"
 #include "cuda/gemv/smxx_gemv_family.hpp"
+#include "cuda/fp8_gemm/sm89_fp8_gemm_family.hpp"
+#include "cuda/fp8_gemm/sm90_fp8_gemm_family.hpp"
 
 namespace lowbit {
 namespace cuda {
@@ -43,6 +46,15 @@ const std::vector<FamilyEntry>& kernel_family_table() {
       // 5, 6-bit weights, float zero points, int8 activations (docs/kernels/gemv.md).
       {kSmxxGemvName, kSmxxGemvDescription, &smxx_gemv_runs_on, &smxx_gemv_can_implement,
        &smxx_gemv_make},
+      // e4m3 GEMM on Hopper for m > 16 (rule below), tensor/row and DeepSeek-V3 block
+      // scaling: TMA + wgmma (docs/kernels/fp8_gemm.md, "sm90_fp8_gemm").
+      {kSm90Fp8GemmName, kSm90Fp8GemmDescription, &sm90_fp8_gemm_runs_on, &sm90_fp8_gemm_can_implement,
+       &sm90_fp8_gemm_make},
+      // e4m3 x e4m3 with tensor/row or 1x128 x 128x128 scales on mma.sync (sm_89+): the fp8
+      // kernel of Ada, and on Hopper the small-m (weight-streaming) one (m <= 16, rule
+      // below); every m, n and k multiples of 16 (docs/kernels/fp8_gemm.md, "sm89_fp8_gemm").
+      {kSm89Fp8GemmName, kSm89Fp8GemmDescription, &sm89_fp8_gemm_runs_on, &sm89_fp8_gemm_can_implement,
+       &sm89_fp8_gemm_make},
       // The reference every lowbit kernel is measured against, and the fallback for dense
       // and fp8 problems no specialised family takes. Last in the order once other
       // families exist: it never loses a problem another family can run better.
@@ -87,7 +99,6 @@ std::vector<std::string> families_from_env() {
 std::vector<const FamilyEntry*> apply_selection_rules(const GemmDesc& desc, const GpuSpec& gpu,
                                                       const std::string& family,
                                                       std::vector<std::string>* skipped) {
-  (void)desc;
   (void)gpu;
   const std::vector<std::string> only =
       family.empty() ? families_from_env() : std::vector<std::string>{family};
@@ -100,6 +111,17 @@ std::vector<const FamilyEntry*> apply_selection_rules(const GemmDesc& desc, cons
       order.push_back(&f);
     else if (family.empty())
       skipped->push_back(std::string(f.name) + ": " + why);
+  }
+  // --- fp8 at m <= 16: sm89_fp8_gemm before sm90_fp8_gemm ------------------------------
+  // Measured on H200 (lowbit bench, Suite 1 per-tensor sums, 2026-11-21): sm89 69.3 / 85.4 /
+  // 174.7 us at m = 1 / 16 / 64, sm90 99.9 / 96.2 / 83.3. The mma.sync kernel's small m tiles
+  // and split-K stream the weights faster than 64-row wgmma tiles; from m = 64 on wgmma wins.
+  if (desc.w.kind == WeightKind::kFp8 && desc.m <= 16) {
+    auto at = [&](const char* name) {
+      return std::find_if(order.begin(), order.end(), [&](const FamilyEntry* f) { return std::string(f->name) == name; });
+    };
+    auto sm89 = at(kSm89Fp8GemmName), sm90 = at(kSm90Fp8GemmName);
+    if (sm89 != order.end() && sm90 != order.end() && sm90 < sm89) std::rotate(sm90, sm89, sm89 + 1);
   }
   if (!family.empty() && order.empty()) {
     std::string known;

@@ -28,6 +28,13 @@
 // distributed shared memory need sm_90.
 #define LOWBIT_HAS_SM80 (LOWBIT_ARCH >= 800)
 #define LOWBIT_HAS_SM90 (LOWBIT_ARCH >= 900)
+// wgmma and setmaxnreg exist only in the architecture-specific target sm_90a (nvcc defines
+// __CUDA_ARCH_FEAT_SM90_ALL when compiling for it), not in sm_90 or later targets.
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define LOWBIT_HAS_SM90A 1
+#else
+#define LOWBIT_HAS_SM90A 0
+#endif
 
 // An unsupported device path traps with a message (CUTLASS' CUTE_INVALID_CONTROL_PATH).
 #define LOWBIT_DEVICE_TRAP(msg) \

@@ -1,0 +1,267 @@
+// lowbit::ActQuant: argument checking, the CPU implementation (the reference of the GPU
+// kernels), and dispatch to the CUDA kernels (src/cuda/quant/smxx_fp8_act_quant.*).
+//
+// The CPU path is written out here rather than calling quantize_fp8() / quantize_fp8_static()
+// because those take fp32, allocate their result and reject non-finite input, while this one
+// reads f16/bf16 in place (any row stride), writes the GEMM's scale layout, and defines the
+// non-finite cases (act_quant.hpp). On finite input it computes exactly their rule, in the
+// same fp32 operations and order (tests/cpu/test_act_quant.cpp checks it bit for bit against
+// them and against an independent recomputation).
+#include "lowbit/act_quant.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "lowbit/numeric.hpp"
+#include "lowbit/quantize.hpp"
+
+#if defined(LOWBIT_WITH_CUDA)
+#include "cuda/quant/smxx_fp8_act_quant.hpp"
+#endif
+
+namespace lowbit {
+
+const char* act_quant_mode_name(ActQuantMode mode) {
+  switch (mode) {
+    case ActQuantMode::kDynamicPerToken: return "per-token";
+    case ActQuantMode::kDynamicPerTensor: return "per-tensor";
+    case ActQuantMode::kStaticPerTensor: return "static";
+    case ActQuantMode::kDynamicBlock1x128: return "1x128";
+  }
+  return "?";
+}
+
+Fp8Scaling act_quant_scaling(ActQuantMode mode) {
+  switch (mode) {
+    case ActQuantMode::kDynamicPerToken: return Fp8Scaling::kPerRow;
+    case ActQuantMode::kDynamicBlock1x128: return Fp8Scaling::kBlock1x128;
+    case ActQuantMode::kDynamicPerTensor:
+    case ActQuantMode::kStaticPerTensor: break;
+  }
+  return Fp8Scaling::kPerTensor;
+}
+
+ActFormat ActQuantDesc::act_format() const {
+  ActFormat f;
+  f.dtype = DType::kE4M3;
+  f.fp8_scaling = act_quant_scaling(mode);
+  return f;
+}
+
+std::string ActQuantDesc::describe() const {
+  std::string s = "m=" + std::to_string(m) + " k=" + std::to_string(k) + " x=" + dtype_name(dtype) +
+                  " mode=" + act_quant_mode_name(mode);
+  if (x_row_stride != 0) s += " x_row_stride=" + std::to_string(x_row_stride);
+  return s;
+}
+
+namespace {
+
+constexpr int64_t kMaxCudaRows = std::numeric_limits<int32_t>::max() - 3;  // round_up(m, 4) < 2^31
+
+bool mode_known(ActQuantMode mode) {
+  switch (mode) {
+    case ActQuantMode::kDynamicPerToken:
+    case ActQuantMode::kDynamicPerTensor:
+    case ActQuantMode::kStaticPerTensor:
+    case ActQuantMode::kDynamicBlock1x128: return true;
+  }
+  return false;
+}
+
+Status validate_desc(const ActQuantDesc& d, Device device) {
+  auto fail = [&](const std::string& what) {
+    return Status::Fail("lowbit: act_quant: " + what + " (" + d.describe() + ", " + device.name() +
+                        ")");
+  };
+  if (!mode_known(d.mode))
+    return fail("mode " + std::to_string(static_cast<int>(d.mode)) +
+                " is not an ActQuantMode (per-token, per-tensor, static, 1x128)");
+  if (d.m < 1) return fail("m=" + std::to_string(d.m) + " must be >= 1");
+  if (d.k < 1 || d.k % 16 != 0)
+    return fail("k=" + std::to_string(d.k) +
+                " must be a positive multiple of 16 (the fp8 GEMM's requirement: rows of e4m3 "
+                "codes are whole 16-byte units for TMA and cuBLASLt; the kernel writes 16 codes "
+                "per 16-byte store)");
+  if (d.dtype != DType::kF16 && d.dtype != DType::kBF16)
+    return fail(std::string("X dtype=") + dtype_name(d.dtype) + " must be f16 or bf16");
+  if (d.x_row_stride < 0 || (d.x_row_stride != 0 && d.x_row_stride < d.k))
+    return fail("x_row_stride=" + std::to_string(d.x_row_stride) + " must be 0 (dense) or >= k=" +
+                std::to_string(d.k));
+  const int64_t ld = d.row_stride();
+  if (d.m > std::numeric_limits<int64_t>::max() / ld)
+    return fail("m * x_row_stride overflows the element count");
+  if (!device.is_cpu()) {
+    if (ld % 8 != 0)
+      return fail("x_row_stride=" + std::to_string(ld) +
+                  " must be a multiple of 8 on CUDA (each row of X starts 16-byte aligned)");
+    if (d.m > kMaxCudaRows)
+      return fail("m=" + std::to_string(d.m) + " exceeds " + std::to_string(kMaxCudaRows) +
+                  " (rows map to one grid dimension)");
+  }
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------------------
+// The CPU implementation
+// ---------------------------------------------------------------------------------------
+class CpuActQuant {
+ public:
+  CpuActQuant(const ActQuantDesc& d, const ActQuantArgs& a)
+      : d_(d), x_(static_cast<const unsigned char*>(a.x)), q_(static_cast<uint8_t*>(a.q)),
+        ld_(d.row_stride()), bf16_(d.dtype == DType::kBF16) {}
+
+  // X[r][c] as fp32 (exact).
+  float x(int64_t r, int64_t c) const {
+    uint16_t h;
+    std::memcpy(&h, x_ + 2 * (r * ld_ + c), sizeof h);
+    return bf16_ ? bf16_to_f32(h) : f16_to_f32(h);
+  }
+  // max |X| over rows [r0, r1) x columns [c0, c1); NaN never enters (std::max(a, NaN) == a,
+  // as fmaxf on the GPU).
+  float amax(int64_t r0, int64_t r1, int64_t c0, int64_t c1) const {
+    float a = 0.0f;
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t c = c0; c < c1; ++c) a = std::max(a, std::fabs(x(r, c)));
+    return a;
+  }
+  // code = NaN ? 0x7F : sat_rne(x * inv) for the same block.
+  void codes(int64_t r0, int64_t r1, int64_t c0, int64_t c1, float inv) const {
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t c = c0; c < c1; ++c) {
+        const float v = x(r, c) * inv;
+        q_[r * d_.k + c] = std::isnan(v) ? uint8_t{0x7F} : f32_to_e4m3(v);
+      }
+  }
+  // The dynamic rule of quantize_fp8(): amax' = max(amax, 1e-4), s = amax' / 448,
+  // inv = 448 / amax'.
+  static void scale_of_amax(float amax, float* s, float* inv) {
+    const float a = std::max(amax, kFp8AmaxFloor);
+    *s = a / kE4M3Max;
+    *inv = kE4M3Max / a;
+  }
+
+ private:
+  const ActQuantDesc& d_;
+  const unsigned char* x_;
+  uint8_t* q_;
+  int64_t ld_;
+  bool bf16_;
+};
+
+void run_cpu(const ActQuantDesc& d, const ActQuantArgs& a) {
+  const CpuActQuant cpu(d, a);
+  const int64_t m = d.m, k = d.k;
+  float s = 0.0f, inv = 0.0f;
+  switch (d.mode) {
+    case ActQuantMode::kDynamicPerToken:
+      for (int64_t r = 0; r < m; ++r) {
+        CpuActQuant::scale_of_amax(cpu.amax(r, r + 1, 0, k), &s, &inv);
+        a.scales[r] = s;
+        cpu.codes(r, r + 1, 0, k, inv);
+      }
+      break;
+    case ActQuantMode::kDynamicBlock1x128: {
+      // Scales K-block-major: (kb, round_up(m, 4)), padding rows 0 (gemm_a_scales()).
+      const int64_t kb = (k + kFp8Block - 1) / kFp8Block, m4 = (m + 3) / 4 * 4;
+      for (int64_t b = 0; b < kb; ++b) {
+        const int64_t c0 = b * kFp8Block, c1 = std::min(k, c0 + kFp8Block);
+        for (int64_t r = 0; r < m; ++r) {
+          CpuActQuant::scale_of_amax(cpu.amax(r, r + 1, c0, c1), &s, &inv);
+          a.scales[b * m4 + r] = s;
+          cpu.codes(r, r + 1, c0, c1, inv);
+        }
+        for (int64_t r = m; r < m4; ++r) a.scales[b * m4 + r] = 0.0f;
+      }
+      break;
+    }
+    case ActQuantMode::kDynamicPerTensor:
+      CpuActQuant::scale_of_amax(cpu.amax(0, m, 0, k), &s, &inv);
+      a.scales[0] = s;
+      cpu.codes(0, m, 0, k, inv);
+      break;
+    case ActQuantMode::kStaticPerTensor:
+      // quantize_fp8_static(): the multiplier 1 / s rounded to fp32 first.
+      s = *a.static_scale;
+      inv = 1.0f / s;
+      if (a.scales != a.static_scale) a.scales[0] = s;
+      cpu.codes(0, m, 0, k, inv);
+      break;
+  }
+}
+
+bool aligned(const void* p, std::uintptr_t bytes) {
+  return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
+}
+
+}  // namespace
+
+ActQuant::ActQuant(const ActQuantDesc& desc, Device device) : desc_(desc), device_(device) {
+  status_ = validate_desc(desc_, device_);
+  if (!status_.ok() || device_.is_cpu()) return;
+#if defined(LOWBIT_WITH_CUDA)
+  status_ = cuda::fp8_act_quant_runs_on(device_.index);
+#else
+  status_ = Status::Fail("lowbit: act_quant on " + device_.name() +
+                         ": built without CUDA (configured without nvcc or with LOWBIT_CUDA=OFF); "
+                         "use Device::cpu()");
+#endif
+}
+
+Status ActQuant::can_implement() const { return status_; }
+
+std::size_t ActQuant::workspace_size() const {
+  if (!status_.ok() || device_.is_cpu()) return 0;
+  return desc_.mode == ActQuantMode::kDynamicPerTensor ? sizeof(uint32_t) : 0;
+}
+
+int64_t ActQuant::scales_count() const {
+  if (!status_.ok()) return 0;
+  GemmDesc g;
+  g.m = desc_.m;
+  g.k = desc_.k;
+  g.a = desc_.act_format();
+  return gemm_a_scales_count(g);
+}
+
+std::string ActQuant::kernel_name() const {
+  if (!status_.ok()) return "";
+  return device_.is_cpu() ? "cpu_reference" : "smxx_fp8_act_quant";
+}
+
+Status ActQuant::run(const ActQuantArgs& args, void* workspace, Stream stream) const {
+  if (!status_.ok()) return status_;
+  const std::string what = " (" + desc_.describe() + ", " + device_.name() + ")";
+  auto fail = [&](const std::string& msg) { return Status::Fail("lowbit: act_quant: run: " + msg + what); };
+  if (args.x == nullptr) return fail("x is null");
+  if (args.q == nullptr) return fail("q (the e4m3 codes) is null");
+  if (args.scales == nullptr) return fail("scales is null");
+  if (desc_.mode == ActQuantMode::kStaticPerTensor && args.static_scale == nullptr)
+    return fail("static_scale is null (mode static needs the caller's scale)");
+  if (workspace_size() > 0 && workspace == nullptr)
+    return fail("workspace is null, expected " + std::to_string(workspace_size()) + " bytes");
+  if (device_.is_cpu()) {
+    run_cpu(desc_, args);
+    return Status::Ok();
+  }
+  // What the kernel's vector accesses need (16-byte loads of X, 16-byte stores of codes,
+  // 4-byte scalars).
+  if (!aligned(args.x, 16)) return fail("x is not 16-byte aligned");
+  if (!aligned(args.q, 16)) return fail("q is not 16-byte aligned");
+  if (!aligned(args.scales, 4)) return fail("scales is not 4-byte aligned");
+  if (args.static_scale != nullptr && !aligned(args.static_scale, 4))
+    return fail("static_scale is not 4-byte aligned");
+  if (workspace_size() > 0 && !aligned(workspace, 4)) return fail("workspace is not 4-byte aligned");
+#if defined(LOWBIT_WITH_CUDA)
+  return cuda::fp8_act_quant_launch(desc_, args, workspace, stream, device_.index);
+#else
+  (void)stream;
+  return status_;  // not reached: a CUDA ActQuant of this build never has an ok status
+#endif
+}
+
+}  // namespace lowbit

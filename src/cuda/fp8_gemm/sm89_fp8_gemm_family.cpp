@@ -1,0 +1,200 @@
+// Host side of the sm89 fp8 GEMM family: what it accepts, its plan, packing, workspace and the
+// launches of one run() (docs/kernels/fp8_gemm.md, "sm89_fp8_gemm").
+#include "cuda/fp8_gemm/sm89_fp8_gemm_family.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "cuda/common/check.hpp"
+#include "cuda/fp8_gemm/fp8_gemm_common.hpp"
+#include "cuda/fp8_gemm/sm89_fp8_gemm_params.hpp"
+
+namespace lowbit::cuda {
+
+namespace {
+
+constexpr const char* kWho = "lowbit: sm89_fp8_gemm: ";
+
+bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+
+size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+
+const Sm89Fp8GemmKernels& kernels_for(bool block) {
+  return block ? sm89_fp8_gemm_kernels_block() : sm89_fp8_gemm_kernels_scaled();
+}
+
+bool cluster_split_runs_on(const GpuSpec& gpu) { return gpu.cc >= 90 && build_has_code_for(gpu.cc, 90); }
+
+class Sm89Fp8GemmImpl final : public detail::GemmImpl {
+ public:
+  Sm89Fp8GemmImpl(const GemmDesc& desc, const GpuSpec& gpu, const Sm89Fp8Plan& plan)
+      : desc_(desc),
+        device_(gpu.device),
+        plan_(plan),
+        block_(fp8_gemm_mode(desc) == Fp8GemmMode::kBlock),
+        pdl_(sm89_fp8_gemm_uses_pdl(gpu)),
+        kernels_(&kernels_for(block_)) {
+    const Sm89Fp8TileConfig& c = kSm89Fp8Configs[plan_.config];
+    m_tiles_ = (desc_.m + c.block_m - 1) / c.block_m;
+    n_tiles_ = (desc_.n + c.block_n - 1) / c.block_n;
+    if (plan_.split_mode == Sm89Fp8SplitMode::kWorkspace)
+      partial_bytes_ = round_up(static_cast<size_t>(plan_.splits) * static_cast<size_t>(desc_.m) *
+                                    static_cast<size_t>(desc_.n) * sizeof(float),
+                                256);
+  }
+
+  std::string name() const override {
+    return std::string(kSm89Fp8GemmName) + (block_ ? "_block_" : "_scaled_") + kSm89Fp8Configs[plan_.config].tag +
+           "_s" + std::to_string(plan_.splits) + (plan_.split_mode == Sm89Fp8SplitMode::kWorkspace ? "ws" : "");
+  }
+  std::string weight_layout() const override { return kFp8NkLayout; }
+  std::size_t workspace_size() const override { return partial_bytes_; }
+  PackedWeight pack(const Fp8Tensor& w) const override { return pack_fp8_nk(w, desc_, kWho); }
+
+  Status run(const GemmArgs& args, void* workspace, Stream stream) const override {
+    auto misaligned = [&](const char* what) {
+      return Status::Fail(std::string(kWho) + what + " must be 16-byte aligned (" + desc_.describe() + ")");
+    };
+    if (!aligned16(args.a)) return misaligned("A (activations)");
+    if (!aligned16(args.out)) return misaligned("out");
+    if (!aligned16(args.w.data)) return misaligned("weight data");
+    if (block_ && !aligned16(args.a_scales)) return misaligned("A scales (block mode)");
+    if (block_ && !aligned16(args.w.scales)) return misaligned("weight scales (block mode)");
+    if (partial_bytes_ > 0 && !aligned16(workspace)) return misaligned("workspace");
+
+    int current = 0;
+    LOWBIT_CUDA_TRY(cudaGetDevice(&current));
+    if (current != device_) LOWBIT_CUDA_TRY(cudaSetDevice(device_));
+    const Status s = enqueue(args, workspace, stream);
+    if (current != device_) LOWBIT_CUDA_TRY(cudaSetDevice(current));
+    return s;
+  }
+
+ private:
+  Status enqueue(const GemmArgs& args, void* workspace, Stream stream) const {
+    Sm89Fp8GemmParams p{};
+    p.a = static_cast<const uint8_t*>(args.a);
+    p.w = static_cast<const uint8_t*>(args.w.data);
+    p.sa = static_cast<const float*>(args.a_scales);
+    p.sw = static_cast<const float*>(args.w.scales);
+    p.bias = desc_.has_bias ? args.bias : nullptr;
+    p.out = args.out;
+    p.partials = plan_.split_mode == Sm89Fp8SplitMode::kWorkspace ? static_cast<float*>(workspace) : nullptr;
+    p.m = static_cast<int>(desc_.m);
+    p.n = static_cast<int>(desc_.n);
+    p.k = static_cast<int>(desc_.k);
+    p.m4 = static_cast<int>((desc_.m + 3) / 4 * 4);
+    p.k_blocks = static_cast<int>(fp8_k_blocks(desc_.k));
+    p.n_blocks = static_cast<int>((desc_.n + 127) / 128);
+    p.sa_row = desc_.a.fp8_scaling == Fp8Scaling::kPerRow ? 1 : 0;
+    p.sw_row = desc_.w.fp8.scaling == Fp8Scaling::kPerRow ? 1 : 0;
+    p.m_tiles = static_cast<int>(m_tiles_);
+    p.n_tiles = static_cast<int>(n_tiles_);
+    p.split_mode = static_cast<int>(plan_.split_mode);
+    p.out_bf16 = desc_.out_dtype == DType::kBF16 ? 1 : 0;
+    if (Status s = kernels_->launch(p, plan_.config, plan_.splits, pdl_, stream); !s.ok()) return s;
+    if (plan_.split_mode == Sm89Fp8SplitMode::kWorkspace)
+      return sm89_fp8_gemm_reduce_splits(p, block_, plan_.splits, stream);
+    return Status::Ok();
+  }
+
+  GemmDesc desc_;
+  int device_;
+  Sm89Fp8Plan plan_;
+  bool block_;
+  bool pdl_;
+  const Sm89Fp8GemmKernels* kernels_;
+  int64_t m_tiles_ = 0, n_tiles_ = 0;
+  size_t partial_bytes_ = 0;  // workspace split-K: fp32 partial sums (splits, m, n)
+};
+
+}  // namespace
+
+bool sm89_fp8_gemm_uses_pdl(const GpuSpec& gpu) {
+  const char* env = std::getenv("LOWBIT_FP8_GEMM_PDL");
+  if (env != nullptr && env[0] == '0') return false;
+  return gpu.cc >= 90 && build_has_code_for(gpu.cc, 90);
+}
+
+Status sm89_fp8_gemm_runs_on(const GpuSpec& gpu) {
+  if (gpu.cc < 89)
+    return Status::Fail(std::string(kWho) + "needs compute capability 8.9 or newer (mma.sync with e4m3 operands); " +
+                        gpu.name + " is sm_" + std::to_string(gpu.cc));
+  if (!build_has_code_for(gpu.cc, 89))
+    return Status::Fail(std::string(kWho) + "this build has no sm_89+ code that runs on sm_" + std::to_string(gpu.cc) +
+                        " (LOWBIT_CUDA_ARCHITECTURES)");
+  return Status::Ok();
+}
+
+Status sm89_fp8_gemm_can_implement(const GemmDesc& d, const GpuSpec& gpu) {
+  (void)gpu;
+  if (Status s = fp8_gemm_check(d, kWho); !s.ok()) return s;
+  auto fail = [&](const std::string& why) { return Status::Fail(std::string(kWho) + why + " (" + d.describe() + ")"); };
+  // 32-bit tile and column arithmetic in the kernel; the grid's x dimension counts tiles.
+  if (d.m > (int64_t{1} << 24)) return fail("needs m <= 2^24, m=" + std::to_string(d.m));
+  if (d.n > (int64_t{1} << 24)) return fail("needs n <= 2^24, n=" + std::to_string(d.n));
+  if (d.k > (int64_t{1} << 30)) return fail("needs k <= 2^30, k=" + std::to_string(d.k));
+  if (d.m * d.n > (int64_t{1} << 40)) return fail("needs m * n <= 2^40");
+  return Status::Ok();
+}
+
+Sm89Fp8Plan sm89_fp8_gemm_plan(const GemmDesc& d, const GpuSpec& gpu) {
+  Sm89Fp8Problem p;
+  p.m = d.m;
+  p.n = d.n;
+  p.k = d.k;
+  p.sm_count = gpu.sm_count;
+  p.cluster_ok = cluster_split_runs_on(gpu);
+  // Occupancy of every configuration for this m on this GPU (host-side runtime calls, at
+  // construction; also raises each kernel's shared-memory limit on the device).
+  const Sm89Fp8GemmKernels& k = kernels_for(fp8_gemm_mode(d) == Fp8GemmMode::kBlock);
+  int current = 0;
+  LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
+  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(gpu.device));
+  Status s;
+  const int mm = static_cast<int>(d.m < (1 << 20) ? d.m : (1 << 20));
+  for (int c = 0; c < kSm89Fp8ConfigCount && s.ok(); ++c) s = k.prepare(c, mm, &p.ctas_per_sm[c]);
+  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
+  throw_if_error(s);
+  return choose_sm89_fp8_plan(p);
+}
+
+std::unique_ptr<detail::GemmImpl> sm89_fp8_gemm_make_with_plan(const GemmDesc& desc, const GpuSpec& gpu,
+                                                               const Sm89Fp8Plan& plan) {
+  if (plan.config < 0 || plan.config >= kSm89Fp8ConfigCount || plan.splits < 1 || plan.splits > kSm89Fp8MaxSplits)
+    throw Error(std::string(kWho) + "invalid plan: config " + std::to_string(plan.config) + ", splits " +
+                std::to_string(plan.splits) + " (configs 0.." + std::to_string(kSm89Fp8ConfigCount - 1) +
+                ", splits 1.." + std::to_string(kSm89Fp8MaxSplits) + ")");
+  if ((plan.splits > 1) != (plan.split_mode != Sm89Fp8SplitMode::kNone))
+    throw Error(std::string(kWho) + "split mode does not match splits=" + std::to_string(plan.splits));
+  if (plan.split_mode == Sm89Fp8SplitMode::kCluster && !cluster_split_runs_on(gpu))
+    throw Error(std::string(kWho) + "cluster split-K needs sm_90 code for this GPU (sm_" + std::to_string(gpu.cc) +
+                ")");
+  const Sm89Fp8TileConfig& c = kSm89Fp8Configs[plan.config];
+  const int64_t tiles = (desc.m + c.block_m - 1) / c.block_m * ((desc.n + c.block_n - 1) / c.block_n);
+  if (tiles >= (int64_t{1} << 31))
+    throw Error(std::string(kWho) + "plan " + plan.describe() + " makes " + std::to_string(tiles) +
+                " tiles, more than a grid holds (" + desc.describe() + ")");
+  const bool block = fp8_gemm_mode(desc) == Fp8GemmMode::kBlock;
+  // Raise the kernel's dynamic shared-memory limit on the GPU it will run on (per device).
+  int current = 0, ctas_per_sm = 0;
+  LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
+  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(gpu.device));
+  const Status s = kernels_for(block).prepare(plan.config, static_cast<int>(desc.m < (1 << 20) ? desc.m : (1 << 20)),
+                                              &ctas_per_sm);
+  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
+  throw_if_error(s);
+  if (ctas_per_sm < 1)
+    throw Error(std::string(kWho) + "configuration " + c.tag + " does not fit one SM of " + gpu.name + " (" +
+                std::to_string(kernels_for(block).smem_bytes(plan.config, static_cast<int>(desc.m))) +
+                " bytes of shared memory, " + std::to_string(gpu.smem_per_block_optin) + " per block)");
+  return std::make_unique<Sm89Fp8GemmImpl>(desc, gpu, plan);
+}
+
+std::unique_ptr<detail::GemmImpl> sm89_fp8_gemm_make(const GemmDesc& desc, const GpuSpec& gpu) {
+  return sm89_fp8_gemm_make_with_plan(desc, gpu, sm89_fp8_gemm_plan(desc, gpu));
+}
+
+}  // namespace lowbit::cuda

@@ -1,0 +1,93 @@
+// Launchers of the sm89 fp8 GEMM kernels, instantiated once per scaling mode by the thin
+// translation units sm89_fp8_gemm_{scaled,block}.cu, over every row of kSm89Fp8Configs
+// (heuristics/sm89_fp8_gemm_heuristic.hpp).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+#include <utility>
+
+#include "cuda/common/check.hpp"
+#include "cuda/fp8_gemm/sm89_fp8_gemm.cuh"
+#include "cuda/fp8_gemm/sm89_fp8_gemm_params.hpp"
+
+namespace lowbit::cuda {
+
+template <int CFG, bool BLOCK>
+Status launch_sm89_fp8_config(const Sm89Fp8GemmParams& p, int splits, bool pdl, Stream stream) {
+  using K = Sm89Fp8Gemm<CFG, BLOCK>;
+  auto* kernel = &sm89_fp8_gemm_kernel<CFG, BLOCK>;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(static_cast<unsigned>(p.m_tiles * p.n_tiles), 1, static_cast<unsigned>(splits));
+  cfg.blockDim = dim3(K::THREADS);
+  cfg.dynamicSmemBytes = static_cast<size_t>(K::smem_bytes(p.m));
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[2];
+  int n = 0;
+  if (static_cast<Sm89Fp8SplitMode>(p.split_mode) == Sm89Fp8SplitMode::kCluster) {
+    attr[n].id = cudaLaunchAttributeClusterDimension;
+    attr[n].val.clusterDim.x = 1;
+    attr[n].val.clusterDim.y = 1;
+    attr[n].val.clusterDim.z = static_cast<unsigned>(splits);
+    ++n;
+  }
+  if (pdl) {
+    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[n].val.programmaticStreamSerializationAllowed = 1;
+    ++n;
+  }
+  cfg.attrs = n > 0 ? attr : nullptr;
+  cfg.numAttrs = static_cast<unsigned>(n);
+  LOWBIT_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, p));
+  return Status::Ok();
+}
+
+template <int CFG, bool BLOCK>
+Status prepare_sm89_fp8_config(int m, int* ctas_per_sm) {
+  using K = Sm89Fp8Gemm<CFG, BLOCK>;
+  auto* kernel = &sm89_fp8_gemm_kernel<CFG, BLOCK>;
+  LOWBIT_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, K::kMaxSmemBytes));
+  // All of the SM's shared memory for the L1/shared split: the occupancy below needs it.
+  LOWBIT_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                       cudaSharedmemCarveoutMaxShared));
+  LOWBIT_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas_per_sm, kernel, K::THREADS, K::smem_bytes(m)));
+  return Status::Ok();
+}
+
+template <bool BLOCK, int... CFGS>
+Status launch_sm89_fp8_dispatch(std::integer_sequence<int, CFGS...>, const Sm89Fp8GemmParams& p, int cfg,
+                                int splits, bool pdl, Stream stream) {
+  Status s = Status::Fail("lowbit: sm89_fp8_gemm: no tile configuration " + std::to_string(cfg));
+  ((cfg == CFGS ? (void)(s = launch_sm89_fp8_config<CFGS, BLOCK>(p, splits, pdl, stream)) : (void)0), ...);
+  return s;
+}
+
+template <bool BLOCK, int... CFGS>
+Status prepare_sm89_fp8_dispatch(std::integer_sequence<int, CFGS...>, int cfg, int m, int* ctas_per_sm) {
+  Status s = Status::Fail("lowbit: sm89_fp8_gemm: no tile configuration " + std::to_string(cfg));
+  ((cfg == CFGS ? (void)(s = prepare_sm89_fp8_config<CFGS, BLOCK>(m, ctas_per_sm)) : (void)0), ...);
+  return s;
+}
+
+template <bool BLOCK, int... CFGS>
+int smem_sm89_fp8_dispatch(std::integer_sequence<int, CFGS...>, int cfg, int m) {
+  int bytes = 0;
+  ((cfg == CFGS ? (void)(bytes = Sm89Fp8Gemm<CFGS, BLOCK>::smem_bytes(m)) : (void)0), ...);
+  return bytes;
+}
+
+template <bool BLOCK>
+const Sm89Fp8GemmKernels& sm89_fp8_gemm_kernels() {
+  using Seq = std::make_integer_sequence<int, kSm89Fp8ConfigCount>;
+  static const Sm89Fp8GemmKernels kKernels = {
+      [](const Sm89Fp8GemmParams& p, int cfg, int splits, bool pdl, Stream stream) {
+        return launch_sm89_fp8_dispatch<BLOCK>(Seq{}, p, cfg, splits, pdl, stream);
+      },
+      [](int cfg, int m, int* ctas_per_sm) { return prepare_sm89_fp8_dispatch<BLOCK>(Seq{}, cfg, m, ctas_per_sm); },
+      [](int cfg, int m) { return smem_sm89_fp8_dispatch<BLOCK>(Seq{}, cfg, m); },
+  };
+  return kKernels;
+}
+
+}  // namespace lowbit::cuda

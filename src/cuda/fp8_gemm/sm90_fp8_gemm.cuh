@@ -1,0 +1,333 @@
+// The Hopper fp8 GEMM kernel (sm_90a): TMA loads, wgmma, one producer warpgroup and one or
+// two consumer warpgroups, a persistent walk over (tile, split) units, K promoted to fp32
+// registers every 128 columns. Design and numbers: docs/kernels/fp8_gemm.md, "sm90_fp8_gemm".
+//
+// CTA = (kConsumers + 1) warpgroups. Warpgroups 0 .. kConsumers-1 compute (consumer c owns
+// rows 64c .. 64c+63 of the BM x BN tile); warpgroup kConsumers produces: one thread issues
+// the TMA loads of A (BM x 128 bytes), W (BN x 128 bytes) and, in block mode, the BM
+// activation scales of the K block, into a ring of kStages stages.
+//
+// Barriers (mbarrier.cuh), per stage s:
+//   full[s]   count 1: the producer's arrive.expect_tx + the TMA bytes.
+//   empty[s]  count 4 * kConsumers: lane 0 of every consumer warp, after the warp's wgmmas on
+//             the stage completed and its reads of the stage's scales (__syncwarp orders the
+//             other lanes' reads before lane 0's release-arrive).
+// Both sides walk the same global sequence of K iterations `it` (units in the same order,
+// the same K blocks per unit): stage it % kStages, round r = it / kStages. Consumers wait for
+// full[s] phase r (parity r & 1); the producer, for r >= 1, waits for empty[s] phase r - 1
+// (parity (r - 1) & 1) before refilling. Neither side can run two phases ahead of the other
+// on one barrier, since each waits for the other's previous phase.
+//
+// Per K block the consumer computes tmp = A_kb * W_kb^T with four wgmma m64nBNk32 (the first
+// with scale-d = 0), waits for them, then adds tmp into the fp32 accumulator: acc += tmp
+// (kScaled) or acc += tmp * (sa[row, kb] * sw[n-block, kb]) (kBlock). The tensor core's fp8
+// accumulator therefore never sums more than 128 products (its internal precision is below
+// fp32's), in both modes. With two consumer warpgroups one's promotion overlaps the other's
+// wgmmas.
+#pragma once
+
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "cuda/fp8_gemm/sm90_fp8_gemm_params.hpp"
+#include "cuda/ptx/cp_async_bulk.cuh"
+#include "cuda/ptx/cvta.cuh"
+#include "cuda/ptx/mbarrier.cuh"
+#include "cuda/ptx/smxx_config.hpp"
+#include "cuda/ptx/tma.cuh"
+#include "cuda/ptx/wgmma.cuh"
+
+namespace lowbit::cuda::sm90fp8 {
+
+// The unit -> (tile_m, tile_n, split) map and each split's K-block range, shared by the
+// producer and the consumers (they must agree exactly).
+struct Unit {
+  int tile_m, tile_n, split, kb_begin, kb_end;
+};
+__device__ __forceinline__ Unit unit_of(const Sm90Fp8Params& p, int u) {
+  Unit r;
+  r.split = u % p.splits;
+  const int t = u / p.splits;
+  r.tile_m = t % p.tiles_m;  // m fastest: CTAs working at once share W tiles in L2
+  r.tile_n = t / p.tiles_m;
+  r.kb_begin = static_cast<int>(int64_t(r.split) * p.k_blocks / p.splits);
+  r.kb_end = static_cast<int>(int64_t(r.split + 1) * p.k_blocks / p.splits);
+  return r;
+}
+
+template <int BN>
+__device__ __forceinline__ void wgmma_k32(float (&d)[BN / 2], uint64_t da, uint64_t db, bool acc) {
+  if constexpr (BN == 192)
+    ptx::wgmma_m64n192k32_f32_e4m3(d, da, db, acc);
+  else if constexpr (BN == 128)
+    ptx::wgmma_m64n128k32_f32_e4m3(d, da, db, acc);
+  else
+    ptx::wgmma_m64n64k32_f32_e4m3(d, da, db, acc);
+}
+
+__device__ __forceinline__ uint32_t pack_out(float a, float b, int bf16) {
+  if (bf16) {
+    const __nv_bfloat162 v = __floats2bfloat162_rn(a, b);
+    return *reinterpret_cast<const uint32_t*>(&v);
+  }
+  const __half2 v = __floats2half2_rn(a, b);
+  return *reinterpret_cast<const uint32_t*>(&v);
+}
+
+__device__ __forceinline__ float2 load_bias2(const void* bias, int col, int bf16) {
+  if (bias == nullptr) return make_float2(0.f, 0.f);
+  if (bf16) return __bfloat1622float2(reinterpret_cast<const __nv_bfloat162*>(bias)[col / 2]);
+  return __half22float2(reinterpret_cast<const __half2*>(bias)[col / 2]);
+}
+
+template <int kConsumers, int BN, int kStages, bool kBlock>
+__global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
+    sm90_fp8_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_w,
+                         const __grid_constant__ CUtensorMap tmap_sa, const __grid_constant__ CUtensorMap tmap_out,
+                         const Sm90Fp8Params p) {
+#if LOWBIT_HAS_SM90A
+  constexpr int BM = 64 * kConsumers;
+  constexpr int BK = kSm90Fp8BlockK;
+  constexpr uint32_t kATile = BM * BK, kWTile = BN * BK;
+  constexpr uint32_t kStageBytes = kATile + kWTile;
+  constexpr uint32_t kTxBytes = kStageBytes + (kBlock ? BM * 4 : 0);
+
+  extern __shared__ __align__(1024) uint8_t smem_raw[];
+  // 1024-byte alignment for the 128-byte swizzle (the dynamic shared window's start is only
+  // guaranteed 16-byte aligned); the slack is counted in sm90_fp8_smem_bytes().
+  const uint32_t raw = ptx::cvta_shared(smem_raw);
+  const uint32_t base = (raw + 1023u) & ~1023u;
+  uint8_t* const gbase = smem_raw + (base - raw);
+  const uint32_t tiles = base;                                // stage s: A at s*kStageBytes, W after it
+  // Output staging (splits == 1): per consumer warpgroup BN / 64 boxes of 64 rows x 64
+  // columns (128 bytes, 128-byte swizzle), written from registers and stored by the TMA.
+  // Right after the stages, so that every box is 1024-byte aligned: the swizzle permutes by
+  // address bits 7..9, and the TMA's pattern must match the one the stores below assume.
+  constexpr uint32_t kOutBox = 64 * 128;
+  constexpr uint32_t kOutBytes = kConsumers * (BN / 64) * kOutBox;
+  const uint32_t out_stage = base + kStages * kStageBytes;
+  float* const sa_smem = reinterpret_cast<float*>(gbase + kStages * kStageBytes + kOutBytes);  // (kStages, BM)
+  const uint32_t bars = out_stage + kOutBytes + kStages * BM * 4;
+  auto full = [&](int s) { return bars + 8u * s; };
+  auto empty = [&](int s) { return bars + 8u * (kStages + s); };
+
+  const int wg = threadIdx.x / 128;
+  const int t = threadIdx.x % 128;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      ptx::mbarrier_init(full(s), 1);
+      ptx::mbarrier_init(empty(s), 4 * kConsumers);
+    }
+    ptx::fence_mbarrier_init();
+  }
+  __syncthreads();
+
+  if (wg == kConsumers) {
+    // ---------------- producer ----------------
+    // Two consumer warpgroups: the kernel is compiled for 168 registers per thread (384
+    // threads, 1 CTA per SM); the producer gives most of its registers to the consumers.
+    // One consumer: 256 threads fit 240 each, nothing to move.
+    if constexpr (kConsumers == 2) ptx::setmaxnreg_dec<40>();
+    if (t == 0) {
+      ptx::tma_prefetch_descriptor(&tmap_a);
+      ptx::tma_prefetch_descriptor(&tmap_w);
+      if constexpr (kBlock) ptx::tma_prefetch_descriptor(&tmap_sa);
+      uint32_t it = 0;
+      for (int u = blockIdx.x; u < p.units; u += gridDim.x) {
+        const Unit un = unit_of(p, u);
+        const int m0 = un.tile_m * BM, n0 = un.tile_n * BN;
+        for (int kb = un.kb_begin; kb < un.kb_end; ++kb, ++it) {
+          const int s = static_cast<int>(it % kStages);
+          const uint32_t r = it / kStages;
+          if (r > 0) ptx::mbarrier_wait_parity(empty(s), (r - 1) & 1);
+          ptx::mbarrier_arrive_expect_tx(full(s), kTxBytes);
+          const uint32_t st = tiles + s * kStageBytes;
+          ptx::tma_load_2d(st, &tmap_a, kb * BK, m0, full(s));
+          ptx::tma_load_2d(st + kATile, &tmap_w, kb * BK, n0, full(s));
+          if constexpr (kBlock) ptx::tma_load_2d(ptx::cvta_shared(sa_smem + s * BM), &tmap_sa, m0, kb, full(s));
+        }
+      }
+    }
+    return;
+  }
+
+  // ---------------- consumers ----------------
+  if constexpr (kConsumers == 2) ptx::setmaxnreg_inc<232>();
+  const int warp = t / 32, lane = t % 32;
+  const int row_in_tile = 64 * wg + 16 * warp + lane / 4;  // and row_in_tile + 8
+  const int col_in_frag = 2 * (lane % 4);                  // + 8 j
+  float acc[BN / 2];
+  float t0[BN / 2];
+  uint32_t it = 0;
+  // A tile of BN columns covers one 128-row weight-scale block when BN divides 128, else
+  // (BN = 192) up to two: columns before `split_col` (in the tile) use block n0 / 128.
+  constexpr bool kTwoScaleBlocks = (128 % BN) != 0;
+  const int n_blocks = (p.n + 127) / 128;
+
+  // Issue the four wgmmas of K iteration `i` into `d` (one commit group).
+  auto issue = [&](float (&d)[BN / 2], uint32_t i) {
+    const int s = static_cast<int>(i % kStages);
+    ptx::mbarrier_wait_parity(full(s), (i / kStages) & 1);
+    const uint64_t da = ptx::wgmma_desc_k_major_sw128(tiles + s * kStageBytes + wg * 64 * BK);
+    const uint64_t db = ptx::wgmma_desc_k_major_sw128(tiles + s * kStageBytes + kATile);
+    ptx::wgmma_fence_operand(d);
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < BK / 32; ++kk) wgmma_k32<BN>(d, da + 2 * kk, db + 2 * kk, kk > 0);
+    ptx::wgmma_commit_group();
+  };
+  // Iteration `i`'s group has completed: read its activation scales, release its stage,
+  // promote d into acc (block mode: times sa[row, kb] * sw[n block, kb], `sw` the weight
+  // scales of the tile's one or two n blocks for that K block).
+  auto finish = [&](float (&d)[BN / 2], uint32_t i, float2 sw, int split_col) {
+    ptx::wgmma_fence_operand(d);
+    const int s = static_cast<int>(i % kStages);
+    float a0 = 1.f, a1 = 1.f;
+    if constexpr (kBlock) {
+      a0 = sa_smem[s * BM + row_in_tile];
+      a1 = sa_smem[s * BM + row_in_tile + 8];
+    }
+    __syncwarp();
+    if (lane == 0) ptx::mbarrier_arrive(empty(s));
+    const float s0 = a0 * sw.x, s1 = a1 * sw.x, s0b = a0 * sw.y, s1b = a1 * sw.y;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+      if constexpr (kBlock) {
+        const bool hi = kTwoScaleBlocks && 8 * j >= split_col;
+        const float x0 = hi ? s0b : s0, x1 = hi ? s1b : s1;
+        acc[4 * j + 0] = fmaf(d[4 * j + 0], x0, acc[4 * j + 0]);
+        acc[4 * j + 1] = fmaf(d[4 * j + 1], x0, acc[4 * j + 1]);
+        acc[4 * j + 2] = fmaf(d[4 * j + 2], x1, acc[4 * j + 2]);
+        acc[4 * j + 3] = fmaf(d[4 * j + 3], x1, acc[4 * j + 3]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[4 * j + e] += d[4 * j + e];
+      }
+    }
+  };
+
+  for (int u = blockIdx.x; u < p.units; u += gridDim.x) {
+    const Unit un = unit_of(p, u);
+    const int m0 = un.tile_m * BM, n0 = un.tile_n * BN;
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
+    // Block mode: the weight scales of a K block are loaded one block ahead, so their latency
+    // hides behind the wgmmas.
+    const int nb0 = n0 / 128;
+    const int nb1 = kTwoScaleBlocks ? min((n0 + BN - 1) / 128, n_blocks - 1) : nb0;
+    const int split_col = (nb0 + 1) * 128 - n0;
+    const float* sw0 = p.sw + static_cast<int64_t>(nb0) * p.k_blocks;
+    const float* sw1 = p.sw + static_cast<int64_t>(nb1) * p.k_blocks;
+    auto load_sw = [&](int kb) {
+      if constexpr (!kBlock) return make_float2(1.f, 1.f);
+      return make_float2(__ldg(sw0 + kb), kTwoScaleBlocks ? __ldg(sw1 + kb) : 0.f);
+    };
+    const int nk = un.kb_end - un.kb_begin;
+    {
+      float2 sw_next = load_sw(un.kb_begin);
+      for (int i = 0; i < nk; ++i) {
+        const float2 sw = sw_next;
+        if (i + 1 < nk) sw_next = load_sw(un.kb_begin + i + 1);
+        issue(t0, it + i);
+        ptx::wgmma_wait_group<0>();
+        finish(t0, it + i, sw, split_col);
+      }
+    }
+    it += nk;
+
+    // Epilogue scales (tensor / row modes), loaded before any store so that no load waits
+    // behind a store it might alias.
+    if constexpr (!kBlock) {
+      const int r0 = min(m0 + row_in_tile, p.m - 1), r1 = min(m0 + row_in_tile + 8, p.m - 1);
+      const float sa0 = p.sa[p.sa_per_row ? r0 : 0], sa1 = p.sa[p.sa_per_row ? r1 : 0];
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j) {
+        const int col = min(n0 + 8 * j + col_in_frag, p.n - 2);
+        const float2 w = p.sw_per_row ? make_float2(p.sw[col], p.sw[col + 1]) : make_float2(p.sw[0], p.sw[0]);
+        acc[4 * j + 0] = (acc[4 * j + 0] * sa0) * w.x;
+        acc[4 * j + 1] = (acc[4 * j + 1] * sa0) * w.y;
+        acc[4 * j + 2] = (acc[4 * j + 2] * sa1) * w.x;
+        acc[4 * j + 3] = (acc[4 * j + 3] * sa1) * w.y;
+      }
+    }
+
+    if (p.splits == 1) {
+      // ---------------- epilogue: registers -> swizzled smem -> TMA store ----------------
+      // Wait until this warpgroup's previous tile store has read the staging boxes.
+      if (t == 0) ptx::tma_store_wait_read();
+      ptx::named_barrier_sync(1 + wg, 128);
+      const uint32_t my_boxes = out_stage + wg * (BN / 64) * kOutBox;
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j) {
+        const int col = 8 * j + col_in_frag;  // in the tile
+        float2 b = make_float2(0.f, 0.f);
+        if (p.bias != nullptr) b = load_bias2(p.bias, min(n0 + col, p.n - 2), p.out_bf16);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int r = 16 * warp + lane / 4 + 8 * h;  // row in the warpgroup's 64
+          const int cb = col % 64;                     // column in the box
+          // 128-byte swizzle: 16-byte chunk (cb / 8) of row r sits at chunk (cb / 8) ^ (r % 8).
+          const uint32_t addr = my_boxes + (col / 64) * kOutBox + r * 128 + ((((cb / 8) ^ (r % 8)) * 16) | ((cb % 8) * 2));
+          const uint32_t v = pack_out(acc[4 * j + 2 * h] + b.x, acc[4 * j + 2 * h + 1] + b.y, p.out_bf16);
+          asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
+        }
+      }
+      ptx::fence_proxy_async_shared();
+      ptx::named_barrier_sync(1 + wg, 128);
+      if (t == 0) {
+#pragma unroll
+        for (int b = 0; b < BN / 64; ++b)
+          ptx::tma_store_2d(&tmap_out, my_boxes + b * kOutBox, n0 + 64 * b, m0 + 64 * wg);
+        ptx::tma_store_commit();
+      }
+      continue;
+    }
+
+    // ---------------- split-K: fp32 partial sums -> workspace ----------------
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = m0 + row_in_tile + 8 * h;
+      if (row >= p.m) continue;
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j) {
+        const int col = n0 + 8 * j + col_in_frag;
+        if (col >= p.n) continue;
+        const int64_t idx = static_cast<int64_t>(un.split) * p.m * p.n + static_cast<int64_t>(row) * p.n + col;
+        *reinterpret_cast<float2*>(p.partial + idx) = make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+      }
+    }
+  }
+  // The staging boxes must stay valid until the last TMA store has read them.
+  if (t == 0) ptx::tma_store_wait_all();
+#else
+  LOWBIT_DEVICE_TRAP("sm90_fp8_gemm_kernel needs sm_90a");
+#endif
+}
+
+// out = sum_s partial[s] (+ bias), 4 outputs per thread (n % 16 == 0, so m * n % 4 == 0 and
+// a group of 4 never crosses a row). Fixed summation order: deterministic.
+__global__ void sm90_fp8_reduce_kernel(const Sm90Fp8Params p) {
+  const int64_t total4 = static_cast<int64_t>(p.m) * p.n / 4;
+  const int64_t mn = static_cast<int64_t>(p.m) * p.n;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total4; i += int64_t(gridDim.x) * blockDim.x) {
+    float4 a = reinterpret_cast<const float4*>(p.partial)[i];
+    for (int s = 1; s < p.splits; ++s) {
+      const float4 b = reinterpret_cast<const float4*>(p.partial + s * mn)[i];
+      a.x += b.x;
+      a.y += b.y;
+      a.z += b.z;
+      a.w += b.w;
+    }
+    const int col = static_cast<int>((4 * i) % p.n);
+    const float2 b0 = load_bias2(p.bias, col, p.out_bf16), b1 = load_bias2(p.bias, col + 2, p.out_bf16);
+    uint2 o;
+    o.x = pack_out(a.x + b0.x, a.y + b0.y, p.out_bf16);
+    o.y = pack_out(a.z + b1.x, a.w + b1.y, p.out_bf16);
+    reinterpret_cast<uint2*>(p.out)[i] = o;
+  }
+}
+
+}  // namespace lowbit::cuda::sm90fp8

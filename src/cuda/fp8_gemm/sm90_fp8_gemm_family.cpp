@@ -1,0 +1,198 @@
+// Host side of sm90_fp8_gemm: what it accepts, the plan, the tensor maps and the launches.
+#include "cuda/fp8_gemm/sm90_fp8_gemm_family.hpp"
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "cuda/common/check.hpp"
+#include "cuda/fp8_gemm/fp8_gemm_common.hpp"
+#include "cuda/fp8_gemm/sm90_fp8_gemm_params.hpp"
+
+namespace lowbit::cuda {
+
+namespace {
+
+constexpr const char* kWho = "lowbit: sm90_fp8_gemm: ";
+
+bool aligned(const void* p, uintptr_t a) { return (reinterpret_cast<uintptr_t>(p) & (a - 1)) == 0; }
+
+// cuTensorMapEncodeTiled is a driver API function; the runtime hands out its address so
+// that lowbit does not link libcuda (the same binary runs where only the runtime is static).
+PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
+  static PFN_cuTensorMapEncodeTiled_v12000 fn = nullptr;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) == cudaSuccess &&
+        q == cudaDriverEntryPointSuccess)
+      fn = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+    (void)cudaGetLastError();
+  });
+  return fn;
+}
+
+// A 2-D row-major tensor (rows, cols) of `elem` bytes per element, rows `row_bytes` apart,
+// read in boxes of (box_rows, box_cols).
+Status encode_2d(CUtensorMap* map, CUtensorMapDataType type, const void* base, uint64_t rows, uint64_t cols,
+                 uint64_t row_bytes, uint32_t box_rows, uint32_t box_cols, CUtensorMapSwizzle swizzle,
+                 const char* what) {
+  auto fn = encode_fn();
+  if (fn == nullptr) return Status::Fail(std::string(kWho) + "the driver has no cuTensorMapEncodeTiled");
+  const cuuint64_t dims[2] = {cols, rows};
+  const cuuint64_t strides[1] = {row_bytes};
+  const cuuint32_t box[2] = {box_cols, box_rows};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  const CUresult r = fn(map, type, 2, const_cast<void*>(base), dims, strides, box, elem_strides,
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    return Status::Fail(std::string(kWho) + "cuTensorMapEncodeTiled failed for " + what + " (CUresult " +
+                        std::to_string(static_cast<int>(r)) + ")");
+  return Status::Ok();
+}
+
+class Sm90Fp8GemmImpl final : public detail::GemmImpl {
+ public:
+  Sm90Fp8GemmImpl(const GemmDesc& desc, const GpuSpec& gpu, const Sm90Fp8Plan& plan)
+      : d_(desc), device_(gpu.device), sm_count_(gpu.sm_count), plan_(plan) {
+    if (plan_.config < 0 || plan_.config >= kSm90Fp8ConfigCount)
+      throw Error(std::string(kWho) + "no configuration " + std::to_string(plan_.config));
+    const int64_t k_blocks = fp8_k_blocks(d_.k);
+    if (plan_.splits < 1 || plan_.splits > k_blocks)
+      throw Error(std::string(kWho) + "splits must be in 1.." + std::to_string(k_blocks) + ", got " +
+                  std::to_string(plan_.splits));
+    block_ = fp8_gemm_mode(d_) == Fp8GemmMode::kBlock;
+    const Sm90Fp8Config& c = kSm90Fp8Configs[plan_.config];
+    bm_ = 64 * c.consumers;
+    bn_ = c.block_n;
+    int current = 0;
+    LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
+    if (current != device_) LOWBIT_CUDA_CHECK(cudaSetDevice(device_));
+    const Status s = sm90_fp8_gemm_prepare(plan_.config, block_);
+    if (current != device_) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
+    throw_if_error(s);
+    if (encode_fn() == nullptr) throw Error(std::string(kWho) + "the driver has no cuTensorMapEncodeTiled");
+  }
+
+  std::string name() const override {
+    return std::string(kSm90Fp8GemmName) + "_" + (block_ ? "block" : "scaled") + "_" +
+           kSm90Fp8Configs[plan_.config].tag + "_s" + std::to_string(plan_.splits);
+  }
+  std::string weight_layout() const override { return kFp8NkLayout; }
+  std::size_t workspace_size() const override {
+    return plan_.splits > 1 ? static_cast<std::size_t>(plan_.splits) * d_.m * d_.n * 4 : 0;
+  }
+  PackedWeight pack(const Fp8Tensor& w) const override { return pack_fp8_nk(w, d_, kWho); }
+
+  Status run(const GemmArgs& args, void* workspace, Stream stream) const override {
+    auto misaligned = [&](const char* what, int bytes) {
+      return Status::Fail(std::string(kWho) + what + " must be " + std::to_string(bytes) + "-byte aligned (" +
+                          d_.describe() + ")");
+    };
+    // TMA: global base addresses 16-byte aligned (row strides k and 4 * round_up(m, 4) are
+    // multiples of 16 by the shape contract).
+    if (!aligned(args.a, 16)) return misaligned("A (activations)", 16);
+    if (!aligned(args.w.data, 16)) return misaligned("the packed weights", 16);
+    if (!aligned(args.a_scales, block_ ? 16 : 4)) return misaligned("a_scales", block_ ? 16 : 4);
+    if (!aligned(args.w.scales, 4)) return misaligned("the weight scales", 4);
+    if (!aligned(args.out, 16)) return misaligned("out", 16);
+    if (d_.has_bias && !aligned(args.bias, 4)) return misaligned("bias", 4);
+    if (plan_.splits > 1) {
+      if (workspace == nullptr)
+        return Status::Fail(std::string(kWho) + "needs workspace_size() bytes of workspace (" + d_.describe() + ")");
+      if (!aligned(workspace, 16)) return misaligned("workspace", 16);
+    }
+
+    CUtensorMap map_a{}, map_w{}, map_sa{}, map_out{};
+    if (Status s = encode_2d(&map_a, CU_TENSOR_MAP_DATA_TYPE_UINT8, args.a, d_.m, d_.k, d_.k, bm_, 128,
+                             CU_TENSOR_MAP_SWIZZLE_128B, "A");
+        !s.ok())
+      return s;
+    if (Status s = encode_2d(&map_w, CU_TENSOR_MAP_DATA_TYPE_UINT8, args.w.data, d_.n, d_.k, d_.k, bn_, 128,
+                             CU_TENSOR_MAP_SWIZZLE_128B, "W");
+        !s.ok())
+      return s;
+    // The output as 16-bit elements in 64 x 64 boxes (one per consumer warpgroup and 64
+    // columns; the kernel's staging layout).
+    if (Status s = encode_2d(&map_out, CU_TENSOR_MAP_DATA_TYPE_UINT16, args.out, d_.m, d_.n, d_.n * 2, 64, 64,
+                             CU_TENSOR_MAP_SWIZZLE_128B, "out");
+        !s.ok())
+      return s;
+    const int64_t k_blocks = fp8_k_blocks(d_.k);
+    if (block_) {
+      const int64_t m4 = (d_.m + 3) / 4 * 4;
+      if (Status s = encode_2d(&map_sa, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, args.a_scales, k_blocks, m4, m4 * 4, 1, bm_,
+                               CU_TENSOR_MAP_SWIZZLE_NONE, "a_scales");
+          !s.ok())
+        return s;
+    }
+
+    Sm90Fp8Params p{};
+    p.m = static_cast<int>(d_.m);
+    p.n = static_cast<int>(d_.n);
+    p.k = static_cast<int>(d_.k);
+    p.k_blocks = static_cast<int>(k_blocks);
+    p.tiles_m = static_cast<int>((d_.m + bm_ - 1) / bm_);
+    p.tiles_n = static_cast<int>((d_.n + bn_ - 1) / bn_);
+    p.splits = plan_.splits;
+    const int64_t units = int64_t(p.tiles_m) * p.tiles_n * p.splits;
+    if (units > (int64_t(1) << 31) - 1) return Status::Fail(std::string(kWho) + "too many tiles (" + d_.describe() + ")");
+    p.units = static_cast<int>(units);
+    p.sa = static_cast<const float*>(args.a_scales);
+    p.sw = static_cast<const float*>(args.w.scales);
+    p.sa_per_row = d_.a.fp8_scaling == Fp8Scaling::kPerRow;
+    p.sw_per_row = d_.w.fp8.scaling == Fp8Scaling::kPerRow;
+    p.bias = d_.has_bias ? args.bias : nullptr;
+    p.out = args.out;
+    p.out_bf16 = d_.out_dtype == DType::kBF16;
+    p.partial = static_cast<float*>(workspace);
+    const int grid = static_cast<int>(std::min<int64_t>(units, sm_count_));
+    const cudaStream_t st = reinterpret_cast<cudaStream_t>(stream);
+    if (Status s = sm90_fp8_gemm_launch(plan_.config, block_, map_a, map_w, map_sa, map_out, p, grid, st); !s.ok()) return s;
+    if (plan_.splits > 1) return sm90_fp8_gemm_reduce(p, st);
+    return Status::Ok();
+  }
+
+ private:
+  GemmDesc d_;
+  int device_ = 0;
+  int sm_count_ = 0;
+  Sm90Fp8Plan plan_;
+  bool block_ = false;
+  int bm_ = 64, bn_ = 128;
+};
+
+}  // namespace
+
+Status sm90_fp8_gemm_runs_on(const GpuSpec& gpu) {
+  if (gpu.cc != 90)
+    return Status::Fail(std::string(kWho) + "needs a Hopper GPU (sm_90a: wgmma, TMA); " + gpu.name + " is sm_" +
+                        std::to_string(gpu.cc));
+  if (!build_has_code_for(gpu.cc, 90))
+    return Status::Fail(std::string(kWho) + "this build has no sm_90a code (LOWBIT_CUDA_ARCHITECTURES needs 90a)");
+  return Status::Ok();
+}
+
+Status sm90_fp8_gemm_can_implement(const GemmDesc& d, const GpuSpec& gpu) {
+  (void)gpu;
+  return fp8_gemm_check(d, kWho);
+}
+
+std::unique_ptr<detail::GemmImpl> sm90_fp8_gemm_make(const GemmDesc& d, const GpuSpec& gpu) {
+  return std::make_unique<Sm90Fp8GemmImpl>(d, gpu, sm90_fp8_gemm_plan(d.m, d.n, d.k, gpu.sm_count));
+}
+
+std::unique_ptr<detail::GemmImpl> sm90_fp8_gemm_make_with_plan(const GemmDesc& d, const GpuSpec& gpu,
+                                                               const Sm90Fp8Plan& plan) {
+  throw_if_error(fp8_gemm_check(d, kWho));
+  return std::make_unique<Sm90Fp8GemmImpl>(d, gpu, plan);
+}
+
+}  // namespace lowbit::cuda

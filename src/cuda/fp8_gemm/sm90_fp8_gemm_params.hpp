@@ -1,0 +1,64 @@
+// Internal: what the host side of sm90_fp8_gemm passes to its kernels, and the table of
+// compiled tile configurations. Host and device code include it (no device code here).
+#pragma once
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "lowbit/status.hpp"
+
+namespace lowbit::cuda {
+
+// A compiled configuration: BM = 64 * consumers rows (one consumer warpgroup per 64 rows),
+// BN columns, BK = 128 (one fp8 row of 128 bytes = the 128-byte swizzle span = one scale
+// block of the block mode), `stages` shared-memory stages of A and W tiles.
+struct Sm90Fp8Config {
+  int consumers;
+  int block_n;
+  int stages;
+  const char* tag;
+};
+inline constexpr Sm90Fp8Config kSm90Fp8Configs[] = {
+    {1, 128, 8, "m64n128"},   // small m (decode): 24 KB per stage, 192 KB in flight per SM
+    {2, 128, 5, "m128n128"},  // large m: 32 KB per stage, two consumer warpgroups
+    {1, 64, 10, "m64n64"},    // small m and small n (more tiles to spread over the SMs)
+    {2, 192, 4, "m128n192"},  // large m, larger tile: 40 KB per stage, 17% fewer bytes per flop
+};
+inline constexpr int kSm90Fp8ConfigCount = sizeof(kSm90Fp8Configs) / sizeof(kSm90Fp8Configs[0]);
+inline constexpr int kSm90Fp8BlockK = 128;
+
+struct Sm90Fp8Params {
+  int m, n, k;
+  int k_blocks;  // ceil(k / 128)
+  int tiles_m, tiles_n, splits;
+  int units;  // tiles_m * tiles_n * splits, walked by the persistent CTAs
+  // kScaled: sa (1) or (m), sw (1) or (n); kBlock: sw (ceil(n/128), k_blocks), sa via TMA.
+  const float* sa;
+  const float* sw;
+  int sa_per_row, sw_per_row;
+  const void* bias;  // (n) in the out dtype, or null
+  void* out;         // (m, n) f16 / bf16
+  int out_bf16;
+  float* partial;  // splits > 1: (splits, m, n) fp32 partial sums, summed by the reduce kernel
+};
+
+// Shared memory bytes of configuration `c` (tiles, activation-scale tiles, the output
+// staging boxes, barriers, the slack that aligns the tiles to 1024 bytes). At most 227 KB.
+inline constexpr int sm90_fp8_smem_bytes(const Sm90Fp8Config& c) {
+  return c.stages * (64 * c.consumers + c.block_n) * kSm90Fp8BlockK + c.stages * 64 * c.consumers * 4 +
+         c.consumers * c.block_n * 128 + c.stages * 16 + 1024;
+}
+
+// sm90_fp8_gemm_kernels.cu. prepare(): raise the kernel's dynamic shared-memory limit on the
+// current device (host, once per device). launch(): one persistent launch of `grid` CTAs.
+// reduce(): out = sum over splits of partial (+ bias), after a split launch.
+Status sm90_fp8_gemm_prepare(int config, bool block_scaled);
+// `out`: the output (m, n) as 16-bit elements in boxes of 64 x 64 with the 128-byte swizzle.
+Status sm90_fp8_gemm_launch(int config, bool block_scaled, const CUtensorMap& a, const CUtensorMap& w,
+                            const CUtensorMap& sa, const CUtensorMap& out, const Sm90Fp8Params& p, int grid,
+                            cudaStream_t stream);
+Status sm90_fp8_gemm_reduce(const Sm90Fp8Params& p, cudaStream_t stream);
+
+}  // namespace lowbit::cuda

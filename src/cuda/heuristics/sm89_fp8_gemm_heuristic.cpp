@@ -1,0 +1,65 @@
+// The sm89 fp8 GEMM's tile heuristic (docs/kernels/fp8_gemm.md, "sm89_fp8_gemm", "Heuristic"):
+//   1. the configuration from m: the smallest token tile that holds m (t8 for m <= 8, t16 for
+//      m <= 16, t64 for m <= 64), t128 above. Small m is weight streaming (bytes, not
+//      FLOPs): the token tile only has to hold m, and the channel tile sets how often each CTA
+//      re-reads the activations from L2 (m / block_n of the weight bytes);
+//   2. split-K, doubling while the doubled grid still fits the CTAs the GPU holds at once
+//      (SMs x CTAs per SM, from the occupancy of the configuration at this m) and every split
+//      keeps at least min_split_iters pipeline stages (a short split pays the prologue's
+//      latency and the reduction for little work), at most 8 (the portable cluster size).
+//      Small m streams weights: every CTA requests its first STAGES - 1 stages at once, so one
+//      resident wave keeps the DRAM busy from the first microsecond; a split that overflows
+//      the resident CTAs only adds a partial second wave, i.e. a tail (m = 1, o: 256 tiles of
+//      t8 fit the 396 CTAs of an H200 at once, 512 would not). Grids that are already several
+//      waves (gate_up) are not split. To be refitted to the plan sweep of
+//      `sm89_fp8_gemm_bench` on the device.
+//   3. the split mode: a thread-block cluster reduction on sm_90 (one launch, no workspace),
+//      else fp32 partials in the workspace and a reduction kernel.
+#include "cuda/heuristics/sm89_fp8_gemm_heuristic.hpp"
+
+#include <string>
+
+namespace lowbit::cuda {
+
+namespace {
+
+int config_for(int64_t m) {
+  if (m <= 8) return 0;
+  if (m <= 16) return 1;
+  if (m <= 64) return 2;
+  return 3;
+}
+
+}  // namespace
+
+std::string Sm89Fp8Plan::describe() const {
+  std::string s = std::string(kSm89Fp8Configs[config].tag) + " s" + std::to_string(splits);
+  if (split_mode == Sm89Fp8SplitMode::kCluster) s += " cluster";
+  if (split_mode == Sm89Fp8SplitMode::kWorkspace) s += " workspace";
+  return s;
+}
+
+int sm89_fp8_config_index(const char* tag) {
+  for (int c = 0; c < kSm89Fp8ConfigCount; ++c)
+    if (std::string(kSm89Fp8Configs[c].tag) == tag) return c;
+  return -1;
+}
+
+Sm89Fp8Plan choose_sm89_fp8_plan(const Sm89Fp8Problem& p) {
+  Sm89Fp8Plan plan;
+  plan.config = config_for(p.m);
+  const Sm89Fp8TileConfig& c = kSm89Fp8Configs[plan.config];
+  const int64_t tiles = (p.n + c.block_n - 1) / c.block_n * ((p.m + c.block_m - 1) / c.block_m);
+  const int64_t iters = (p.k + c.block_k - 1) / c.block_k;
+  const int per_sm = p.ctas_per_sm[plan.config] > 0 ? p.ctas_per_sm[plan.config] : c.min_ctas;
+  const int64_t resident = static_cast<int64_t>(per_sm) * p.sm_count;
+  while (plan.splits < kSm89Fp8MaxSplits && tiles * plan.splits * 2 <= resident &&
+         iters / (2 * plan.splits) >= c.min_split_iters)
+    plan.splits *= 2;
+  plan.split_mode = plan.splits == 1 ? Sm89Fp8SplitMode::kNone
+                    : p.cluster_ok   ? Sm89Fp8SplitMode::kCluster
+                                     : Sm89Fp8SplitMode::kWorkspace;
+  return plan;
+}
+
+}  // namespace lowbit::cuda

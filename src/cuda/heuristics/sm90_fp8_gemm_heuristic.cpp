@@ -1,0 +1,74 @@
+// The sm90_fp8_gemm plan: for every compiled configuration that suits m and every split
+// count, estimate the time and keep the cheapest (ties: fewer splits, then the table order).
+//
+// The model (H200 figures; only the ranking matters):
+//   dram_us   = the bytes every plan must move (A, W once, the output) at 4.26 TB/s;
+//   sm_us     = waves x (K blocks per unit x clocks per K block + 900 clocks per unit, the
+//               pipeline restart and the epilogue) at 1.9 GHz, waves = ceil(units / SMs);
+//   clocks per K block: the two-consumer configurations as measured on H200 (lowbit bench
+//               2026-11-21, gate_up M=4096, one split: m128n128 950, m128n192 1324, i.e.
+//               54% / 58% of the tensor-core rate); the one-consumer configurations (m <= 64,
+//               bandwidth-bound) max(tensor clocks, load clocks): tensor = BM x BN x 128 x 2
+//               flops at 8192 per clock, load = (BM' + BN) x 128 bytes at 48 per clock
+//               (BM' = min(BM, m): rows past m are zero-filled by the TMA, not read);
+//   split_us  = splits > 1: the reduce kernel (2 us launch and tail) + writing and reading
+//               the fp32 partials;
+//   time      = max(dram_us, sm_us) + split_us.
+// Checked against the same run: it predicts qkv M=4096 198 us (m128n128, measured 197) and
+// 182 us (m128n192, measured 172), o M=1024 33 / 46 us (measured 33 / 38): the choices match.
+#include "cuda/heuristics/sm90_fp8_gemm_heuristic.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "cuda/fp8_gemm/sm90_fp8_gemm_params.hpp"
+
+namespace lowbit::cuda {
+
+Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count) {
+  constexpr double kClockPerUs = 1900.0, kDramBytesPerUs = 4.26e6, kFlopsPerClk = 8192.0, kLoadBytesPerClk = 48.0;
+  constexpr double kUnitClk = 900.0, kReduceUs = 2.0;
+  const int64_t k_blocks = (k + kSm90Fp8BlockK - 1) / kSm90Fp8BlockK;
+  const double dram_us = double(m * k + n * k + 2 * m * n) / kDramBytesPerUs;
+  // LOWBIT_SM90_FP8_CONFIG=<index> restricts the choice to one configuration (a measurement
+  // knob for `lowbit bench`; a configuration that does not suit m then leaves the default).
+  const char* env = std::getenv("LOWBIT_SM90_FP8_CONFIG");
+  const int forced = env != nullptr ? std::atoi(env) : -1;
+  Sm90Fp8Plan best;
+  double best_us = 1e300;
+  for (int c = 0; c < kSm90Fp8ConfigCount; ++c) {
+    const Sm90Fp8Config& cfg = kSm90Fp8Configs[c];
+    const int bm = 64 * cfg.consumers;
+    // Two consumer warpgroups only pay off once both have rows to compute.
+    if ((m <= 64) != (cfg.consumers == 1)) continue;
+    if (forced >= 0 && c != forced) continue;
+    const int64_t tiles = ((m + bm - 1) / bm) * ((n + cfg.block_n - 1) / cfg.block_n);
+    const double tensor_clk = double(bm) * cfg.block_n * kSm90Fp8BlockK * 2 / kFlopsPerClk;
+    const double load_clk = double(std::min<int64_t>(bm, m) + cfg.block_n) * kSm90Fp8BlockK / kLoadBytesPerClk;
+    double kblock_clk = std::max(tensor_clk, load_clk);
+    if (cfg.consumers == 2) kblock_clk = cfg.block_n == 192 ? 1324.0 : 950.0;
+    const int max_splits = static_cast<int>(std::min<int64_t>(k_blocks, 32));
+    for (int s = 1; s <= max_splits; ++s) {
+      const int64_t units = tiles * s;
+      const int64_t waves = (units + sm_count - 1) / sm_count;
+      const int64_t kb_per_unit = (k_blocks + s - 1) / s;
+      const double sm_us = double(waves) * (double(kb_per_unit) * kblock_clk + kUnitClk) / kClockPerUs;
+      const double split_us = s > 1 ? kReduceUs + double(m) * n * 4 * s * 2 / kDramBytesPerUs : 0.0;
+      const double us = std::max(dram_us, sm_us) + split_us;
+      if (us < best_us * 0.999) {
+        best_us = us;
+        best.config = c;
+        best.splits = s;
+        char buf[160];
+        std::snprintf(buf, sizeof(buf), "%s split %d: %lld units, predicted %.1f us (dram %.1f, sm %.1f, split %.1f)",
+                      cfg.tag, s, static_cast<long long>(units), us, dram_us, sm_us, split_us);
+        best.why = buf;
+      }
+    }
+  }
+  return best;
+}
+
+}  // namespace lowbit::cuda

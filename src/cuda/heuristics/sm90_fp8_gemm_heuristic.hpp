@@ -1,0 +1,18 @@
+// Internal: the plan (tile configuration, split-K factor) of sm90_fp8_gemm for a problem,
+// chosen from m, n, k and the SM count by a small cost model (sm90_fp8_gemm_heuristic.cpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace lowbit::cuda {
+
+struct Sm90Fp8Plan {
+  int config = 0;  // index into kSm90Fp8Configs
+  int splits = 1;  // K splits (>= 1, <= ceil(k / 128))
+  std::string why;  // the model's figures for the choice, for `lowbit bench --explain`-like output
+};
+
+Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count);
+
+}  // namespace lowbit::cuda

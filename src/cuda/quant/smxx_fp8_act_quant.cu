@@ -1,0 +1,99 @@
+// The fp8 activation quantizer: instantiations and launches (smxx_fp8_act_quant.hpp).
+//
+// Instantiated kernels: {f16, bf16} x the five ops, one per (input dtype, mode step); each
+// row below is what a mode launches:
+//   kDynamicPerToken   kPerRow                                   one launch, one read of X
+//   kDynamicBlock1x128 kGroup128                                 one launch, one read of X
+//   kStaticPerTensor   kTensorStatic                             one launch, one read of X
+//   kDynamicPerTensor  memset(amax) + kTensorAmax + kTensorDynamic  two reads of X (the amax
+//                      of all of X must be known before the first code; a fused grid-wide
+//                      barrier would need a cooperative launch)
+#include "cuda/quant/smxx_fp8_act_quant.cuh"
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+#include "cuda/common/check.hpp"
+#include "cuda/heuristics/gpu_spec.hpp"
+
+namespace lowbit::cuda {
+
+namespace {
+
+template <bool kBf16, Fp8ActQuantOp kOp>
+Status launch(const Fp8ActQuantParams& p, int64_t k, int64_t rows, Stream stream) {
+  const Fp8ActQuantShape s = fp8_act_quant_shape(k, rows, kOp);
+  const dim3 grid(static_cast<unsigned>(s.blocks));
+  const dim3 block(static_cast<unsigned>(s.threads_per_row), static_cast<unsigned>(s.rows_per_block));
+  smxx_fp8_act_quant_kernel<kBf16, kOp><<<grid, block, 0, stream>>>(p);
+  LOWBIT_CUDA_TRY_LAUNCH();
+  return Status::Ok();
+}
+
+template <bool kBf16>
+Status launch_mode(const ActQuantDesc& d, const Fp8ActQuantParams& p, Stream stream) {
+  switch (d.mode) {
+    case ActQuantMode::kDynamicPerToken:
+      return launch<kBf16, Fp8ActQuantOp::kPerRow>(p, d.k, d.m, stream);
+    case ActQuantMode::kDynamicBlock1x128:
+      return launch<kBf16, Fp8ActQuantOp::kGroup128>(p, d.k, p.scale_ld, stream);
+    case ActQuantMode::kStaticPerTensor:
+      return launch<kBf16, Fp8ActQuantOp::kTensorStatic>(p, d.k, d.m, stream);
+    case ActQuantMode::kDynamicPerTensor: {
+      // The amax word starts at +0 (bits 0): every amax is >= +0.
+      LOWBIT_CUDA_TRY(cudaMemsetAsync(p.amax_bits, 0, sizeof(unsigned int), stream));
+      if (Status s = launch<kBf16, Fp8ActQuantOp::kTensorAmax>(p, d.k, d.m, stream); !s.ok())
+        return s;
+      return launch<kBf16, Fp8ActQuantOp::kTensorDynamic>(p, d.k, d.m, stream);
+    }
+  }
+  return Status::Fail("lowbit: act_quant: unknown mode " + std::to_string(static_cast<int>(d.mode)));
+}
+
+}  // namespace
+
+Status fp8_act_quant_runs_on(int device) {
+  const GpuSpec* gpu = nullptr;
+  try {
+    gpu = &gpu_spec(device);  // throws when the device does not exist
+  } catch (const Error& e) {
+    return Status::Fail(std::string(e.what()) + "; use Device::cpu()");
+  }
+  const std::string where = "cuda:" + std::to_string(device) + " (" + gpu->name + ", sm_" +
+                            std::to_string(gpu->cc) + ")";
+  if (gpu->cc < 80)
+    return Status::Fail("lowbit: act_quant: the fp8 activation quantizer needs sm_80 or newer, " +
+                        where + " is older");
+  if (!build_has_code_for(gpu->cc, 80))
+    return Status::Fail("lowbit: act_quant: this build has no machine code for " + where +
+                        " (LOWBIT_CUDA_ARCHITECTURES=" LOWBIT_CUDA_ARCHS ")");
+  return Status::Ok();
+}
+
+Status fp8_act_quant_launch(const ActQuantDesc& d, const ActQuantArgs& a, void* workspace,
+                            Stream stream, int device) {
+  Fp8ActQuantParams p{};
+  p.x = static_cast<const uint4*>(a.x);
+  p.x_row_vecs = d.row_stride() / 8;  // 8 f16/bf16 values per 16-byte vector
+  p.q = static_cast<uint4*>(a.q);
+  p.scales = a.scales;
+  p.static_scale = d.mode == ActQuantMode::kStaticPerTensor ? a.static_scale : nullptr;
+  p.amax_bits = d.mode == ActQuantMode::kDynamicPerTensor ? static_cast<unsigned int*>(workspace)
+                                                          : nullptr;
+  p.m = d.m;
+  p.items = d.k / kActQuantItemElems;
+  p.scale_ld = (d.m + 3) / 4 * 4;
+
+  // Launch on `device`, then give the caller back its current device (the launches never
+  // throw, so the restore is always reached).
+  int previous = 0;
+  LOWBIT_CUDA_TRY(cudaGetDevice(&previous));
+  if (previous != device) LOWBIT_CUDA_TRY(cudaSetDevice(device));
+  const Status s =
+      d.dtype == DType::kBF16 ? launch_mode<true>(d, p, stream) : launch_mode<false>(d, p, stream);
+  if (previous != device) LOWBIT_CUDA_TRY(cudaSetDevice(previous));
+  return s;
+}
+
+}  // namespace lowbit::cuda

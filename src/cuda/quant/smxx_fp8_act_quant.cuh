@@ -1,0 +1,273 @@
+// The fp8 activation quantizer kernel (geometry and host side: smxx_fp8_act_quant.hpp; the
+// rules: include/lowbit/act_quant.hpp; the design: docs/kernels/act_quant.md).
+//
+// smxx_: any architecture this library builds for (sm_80+). Nothing here depends on the
+// architecture except the e4m3 conversion inside f32_to_e4m3() (common/smxx_convert.cuh):
+// on sm_89+ it is the cvt.rn.satfinite.e4m3x2.f32 instruction (PTX ISA "cvt": round to
+// nearest even, .satfinite clamps |x| > 448 and +-inf to +-448), on sm_80 cuda_fp8.hpp's
+// exact integer emulation of the same rounding; tests/gpu/test_device_codecs.cu checks both
+// against the host codec code for code.
+//
+// Bit-exactness with the host (src/api/act_quant.cpp, quantize_fp8()): every fp32 operation
+// is the host's, one IEEE operation each in round-to-nearest-even, no contraction:
+//   decode       f16/bf16 -> fp32 is exact (smxx_convert.cuh);
+//   amax         fmaxf(fabsf) is exact, and max is order-independent (a warp, a block or an
+//                atomicMax on the bits give the same value as the host's sequential loop);
+//                fmaxf ignores a NaN operand, as the host's std::max(amax, NaN) does;
+//   s, 1/s       __fdiv_rn: the IEEE quotient (not the approximate reciprocal that a plain
+//                `/` becomes under -use_fast_math);
+//   x * inv      __fmul_rn: the IEEE product, never fused with anything;
+//   code         NaN -> 0x7F, else f32_to_e4m3 (host codec rules).
+// The library builds without -ftz and -use_fast_math, so subnormal inputs and products are
+// kept as on the host.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "cuda/common/smxx_convert.cuh"
+#include "cuda/ptx/ld_global_nc.cuh"
+#include "cuda/quant/smxx_fp8_act_quant.hpp"
+#include "lowbit/numeric.hpp"
+#include "lowbit/quantize.hpp"
+
+namespace lowbit::cuda {
+
+struct Fp8ActQuantParams {
+  const uint4* x;              // (m, k) f16/bf16 as 16-byte vectors; row r at x + r * x_row_vecs
+  int64_t x_row_vecs;          // row stride of X in 16-byte vectors (row_stride / 8)
+  uint4* q;                    // (m, k) e4m3 codes as 16-byte vectors; row r at q + r * items
+  float* scales;               // kPerRow: (m); kGroup128: (ceil(k/128), scale_ld) K-block-major;
+                               // tensor ops: (1)
+  const float* static_scale;   // kTensorStatic: (1) the caller's s; may equal `scales`
+  unsigned int* amax_bits;     // kTensorAmax / kTensorDynamic: (1) fp32 bits of amax (>= 0)
+  int64_t m;                   // rows of X
+  int64_t items;               // items (16 elements) per row: k / 16
+  int64_t scale_ld;            // kGroup128: round_up(m, 4), the scale grid's padded row count
+};
+
+static_assert(kActQuantItemElems == 16, "an item is two 16-byte loads of 8 f16/bf16 values");
+static_assert(kActQuantGroupItems == 8, "a 1x128 group is 8 items: lanes 8j..8j+7 of a warp");
+static_assert(kActQuantItemsPerThread >= 1, "a thread moves at least one item per chunk");
+
+// 16 elements of one row: element e is the low (e even) or high half of word e / 2.
+struct Fp8ActItem {
+  uint32_t w[8];
+};
+
+// Two 16-byte loads through the read-only path (X is not written while the kernel runs).
+__device__ __forceinline__ Fp8ActItem load_item(const uint4* x_row, int64_t item) {
+  const uint4 a = ptx::ld_nc_v4(x_row + 2 * item);
+  const uint4 b = ptx::ld_nc_v4(x_row + 2 * item + 1);
+  return Fp8ActItem{{a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w}};
+}
+
+template <bool kBf16>
+__device__ __forceinline__ float item_elem(const Fp8ActItem& it, int e) {
+  const uint32_t word = it.w[e / 2];
+  const uint16_t h = static_cast<uint16_t>((e % 2) != 0 ? (word >> 16) : (word & 0xFFFFu));
+  return kBf16 ? bf16_to_f32(h) : f16_to_f32(h);
+}
+
+template <bool kBf16>
+__device__ __forceinline__ float item_amax(const Fp8ActItem& it) {
+  float a = 0.0f;
+#pragma unroll
+  for (int e = 0; e < kActQuantItemElems; ++e) a = fmaxf(a, fabsf(item_elem<kBf16>(it, e)));
+  return a;
+}
+
+// code = NaN ? 0x7F : sat_rne(x * inv), element e in byte e of the 16 bytes.
+template <bool kBf16>
+__device__ __forceinline__ uint4 item_codes(const Fp8ActItem& it, float inv) {
+  uint32_t out[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+  for (int e = 0; e < kActQuantItemElems; ++e) {
+    const float v = __fmul_rn(item_elem<kBf16>(it, e), inv);
+    const bool is_nan = (__float_as_uint(v) & 0x7FFFFFFFu) > 0x7F800000u;
+    const uint32_t code = is_nan ? 0x7Fu : static_cast<uint32_t>(f32_to_e4m3(v));
+    out[e / 4] |= code << (8 * (e % 4));
+  }
+  return make_uint4(out[0], out[1], out[2], out[3]);
+}
+
+// The dynamic rule: amax' = max(amax, 1e-4), s = amax' / 448, inv = 448 / amax'.
+__device__ __forceinline__ void scale_of_amax(float amax, float* s, float* inv) {
+  const float a = fmaxf(amax, kFp8AmaxFloor);
+  *s = __fdiv_rn(a, kE4M3Max);
+  *inv = __fdiv_rn(kE4M3Max, a);
+}
+
+// Max over the blockDim.x threads of one row. Rows of <= 32 threads are aligned lane groups
+// of a warp (blockDim.x divides 32), so xor-shuffles below blockDim.x stay in the row; rows of
+// more threads own the whole block (blockDim.y == 1) and meet in shared memory.
+// Every thread of the block must call it (full-mask shuffles, __syncthreads).
+__device__ __forceinline__ float row_max(float v) {
+  const int tpr = static_cast<int>(blockDim.x);
+  const int width = tpr < 32 ? tpr : 32;
+  for (int o = width / 2; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(0xFFFFFFFFu, v, o));
+  if (tpr > 32) {
+    __shared__ float row_warp_max[kActQuantMaxThreadsPerRow / 32];
+    if (threadIdx.x % 32 == 0) row_warp_max[threadIdx.x / 32] = v;
+    __syncthreads();
+    v = 0.0f;
+    for (int w = 0; w < tpr / 32; ++w) v = fmaxf(v, row_warp_max[w]);
+  }
+  return v;
+}
+
+// Max over the whole block (any rows). Every thread of the block must call it.
+__device__ __forceinline__ float block_max(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(0xFFFFFFFFu, v, o));
+  __shared__ float block_warp_max[kActQuantMaxThreadsPerRow / 32];
+  const int tid = static_cast<int>(threadIdx.y * blockDim.x + threadIdx.x);
+  const int warps = static_cast<int>(blockDim.x * blockDim.y) / 32;
+  if (tid % 32 == 0) block_warp_max[tid / 32] = v;
+  __syncthreads();
+  v = 0.0f;
+  for (int w = 0; w < warps; ++w) v = fmaxf(v, block_warp_max[w]);
+  return v;
+}
+
+// blockDim = (threads_per_row, rows_per_block), gridDim.x = blocks of fp8_act_quant_shape();
+// blockDim.x * blockDim.y is a multiple of 32 (full warps: the shuffles use the full mask).
+// Thread x of a row handles items c * chunk + j * blockDim.x + x (chunk c, slot j).
+template <bool kBf16, Fp8ActQuantOp kOp>
+__global__ void __launch_bounds__(kActQuantMaxThreadsPerRow)
+    smxx_fp8_act_quant_kernel(const Fp8ActQuantParams p) {
+  constexpr int kSlots = kActQuantItemsPerThread;
+  const int tpr = static_cast<int>(blockDim.x);
+  const int tx = static_cast<int>(threadIdx.x);
+  const int64_t chunk_items = static_cast<int64_t>(tpr) * kSlots;
+  const int64_t chunks = (p.items + chunk_items - 1) / chunk_items;
+  // Item of chunk c, slot j of this thread.
+  auto item_at = [&](int64_t c, int j) { return c * chunk_items + j * tpr + tx; };
+
+  if constexpr (kOp == Fp8ActQuantOp::kTensorAmax) {
+    // amax of all of X: rows grid-stride (at most kActQuantMaxAmaxBlocks blocks), then one
+    // atomicMax per block on the fp32 bits. amax >= 0 and never NaN, and non-negative IEEE
+    // floats order like their bit patterns as unsigned integers, so the integer max is the
+    // float max whatever order the blocks arrive in: deterministic.
+    float amax = 0.0f;
+    for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y; row < p.m;
+         row += static_cast<int64_t>(gridDim.x) * blockDim.y) {
+      const uint4* x_row = p.x + row * p.x_row_vecs;
+      for (int64_t c = 0; c < chunks; ++c) {
+        Fp8ActItem t[kSlots] = {};
+        bool ok[kSlots];
+#pragma unroll
+        for (int j = 0; j < kSlots; ++j) {
+          ok[j] = item_at(c, j) < p.items;
+          if (ok[j]) t[j] = load_item(x_row, item_at(c, j));
+        }
+#pragma unroll
+        for (int j = 0; j < kSlots; ++j)
+          if (ok[j]) amax = fmaxf(amax, item_amax<kBf16>(t[j]));
+      }
+    }
+    amax = block_max(amax);
+    if (threadIdx.x == 0 && threadIdx.y == 0) atomicMax(p.amax_bits, __float_as_uint(amax));
+    return;
+  } else {
+    const int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
+    const bool row_ok = row < p.m;
+    // Rows past m form no pointer into X or q (they only write 1x128 padding scales).
+    const uint4* x_row = p.x + (row_ok ? row : 0) * p.x_row_vecs;
+    uint4* q_row = p.q + (row_ok ? row : 0) * p.items;
+
+    if constexpr (kOp == Fp8ActQuantOp::kPerRow) {
+      // One read of X when the row fits one chunk (the shape makes it so up to k = 32768):
+      // chunk 0 stays in registers while the amax is reduced; later chunks are read twice.
+      Fp8ActItem cache[kSlots] = {};
+      bool ok[kSlots];
+      float amax = 0.0f;
+#pragma unroll
+      for (int j = 0; j < kSlots; ++j) {
+        ok[j] = row_ok && item_at(0, j) < p.items;
+        if (ok[j]) cache[j] = load_item(x_row, item_at(0, j));
+      }
+#pragma unroll
+      for (int j = 0; j < kSlots; ++j)
+        if (ok[j]) amax = fmaxf(amax, item_amax<kBf16>(cache[j]));
+      for (int64_t c = 1; c < chunks; ++c) {
+#pragma unroll
+        for (int j = 0; j < kSlots; ++j)
+          if (row_ok && item_at(c, j) < p.items)
+            amax = fmaxf(amax, item_amax<kBf16>(load_item(x_row, item_at(c, j))));
+      }
+      amax = row_max(amax);  // every thread of the block takes part
+      float s, inv;
+      scale_of_amax(amax, &s, &inv);
+      if (!row_ok) return;
+      if (tx == 0) p.scales[row] = s;
+#pragma unroll
+      for (int j = 0; j < kSlots; ++j)
+        if (ok[j]) q_row[item_at(0, j)] = item_codes<kBf16>(cache[j], inv);
+      for (int64_t c = 1; c < chunks; ++c) {
+#pragma unroll
+        for (int j = 0; j < kSlots; ++j)
+          if (item_at(c, j) < p.items)
+            q_row[item_at(c, j)] = item_codes<kBf16>(load_item(x_row, item_at(c, j)), inv);
+      }
+    } else if constexpr (kOp == Fp8ActQuantOp::kGroup128) {
+      // A group is items 8g..8g+7 of a row: in every slot, the 8 aligned lanes 8j'..8j'+7 of
+      // the row's threads (threads_per_row is a multiple of 8). Its amax is 3 xor-shuffles;
+      // the lane holding the group's first item writes the scale. Rows m..scale_ld-1 (the
+      // 16-byte padding of each K block's scale row) write 0; all threads run every shuffle.
+      const bool row_pad = row < p.scale_ld;
+      for (int64_t c = 0; c < chunks; ++c) {
+        Fp8ActItem t[kSlots] = {};
+        bool ok[kSlots];
+#pragma unroll
+        for (int j = 0; j < kSlots; ++j) {
+          ok[j] = row_ok && item_at(c, j) < p.items;
+          if (ok[j]) t[j] = load_item(x_row, item_at(c, j));
+        }
+#pragma unroll
+        for (int j = 0; j < kSlots; ++j) {
+          float amax = ok[j] ? item_amax<kBf16>(t[j]) : 0.0f;
+#pragma unroll
+          for (int o = kActQuantGroupItems / 2; o > 0; o /= 2)
+            amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, o));
+          float s, inv;
+          scale_of_amax(amax, &s, &inv);
+          const int64_t i = item_at(c, j);
+          if (ok[j]) q_row[i] = item_codes<kBf16>(t[j], inv);
+          if (row_pad && i < p.items && i % kActQuantGroupItems == 0)
+            p.scales[(i / kActQuantGroupItems) * p.scale_ld + row] = row_ok ? s : 0.0f;
+        }
+      }
+    } else {
+      static_assert(kOp == Fp8ActQuantOp::kTensorDynamic || kOp == Fp8ActQuantOp::kTensorStatic,
+                    "every op has a branch");
+      float s, inv;
+      if constexpr (kOp == Fp8ActQuantOp::kTensorStatic) {
+        s = *p.static_scale;
+        inv = __fdiv_rn(1.0f, s);  // the multiplier 1 / s, rounded to fp32 first (host rule)
+      } else {
+        scale_of_amax(__uint_as_float(*p.amax_bits), &s, &inv);
+      }
+      // One thread writes the scale; in static mode not when `scales` is the caller's scale
+      // (the value is the same, and skipping keeps the read above free of a race).
+      if (blockIdx.x == 0 && threadIdx.x == 0 && threadIdx.y == 0 && p.scales != p.static_scale)
+        p.scales[0] = s;
+      if (!row_ok) return;
+      for (int64_t c = 0; c < chunks; ++c) {
+        Fp8ActItem t[kSlots] = {};
+        bool ok[kSlots];
+#pragma unroll
+        for (int j = 0; j < kSlots; ++j) {
+          ok[j] = item_at(c, j) < p.items;
+          if (ok[j]) t[j] = load_item(x_row, item_at(c, j));
+        }
+#pragma unroll
+        for (int j = 0; j < kSlots; ++j)
+          if (ok[j]) q_row[item_at(c, j)] = item_codes<kBf16>(t[j], inv);
+      }
+    }
+  }
+}
+
+}  // namespace lowbit::cuda

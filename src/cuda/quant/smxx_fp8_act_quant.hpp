@@ -1,0 +1,87 @@
+// Internal: the fp8 activation quantizer's CUDA side (lowbit::ActQuant on Device::cuda,
+// include/lowbit/act_quant.hpp; design in docs/kernels/act_quant.md).
+//
+// Host-only C++17 (no CUDA headers): src/api/act_quant.cpp includes it, and so does the CPU
+// test that checks the launch geometry below.
+//
+// One kernel template (smxx_fp8_act_quant.cuh), one "row" design for every mode: a row of X is
+// read by `threads_per_row` consecutive threads, each moving ITEMS of 16 elements (two 16-byte
+// loads of f16/bf16, one 16-byte store of e4m3 codes; k % 16 == 0 makes every row a whole
+// number of items). Item i of a row sits with thread i % threads_per_row, so a warp's loads
+// cover 1 KiB of contiguous input and its stores 512 contiguous bytes of codes.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "lowbit/act_quant.hpp"
+#include "lowbit/status.hpp"
+
+namespace lowbit::cuda {
+
+inline constexpr int kActQuantItemElems = 16;   // elements per item (16 bytes of e4m3 codes)
+inline constexpr int kActQuantItemsPerThread = 2;  // items a thread holds per chunk (64 B in flight)
+inline constexpr int kActQuantGroupItems = 128 / kActQuantItemElems;  // 1x128: 8 items, 8 lanes
+inline constexpr int kActQuantBlockThreads = 128;  // block size when several rows share a block
+inline constexpr int kActQuantMaxThreadsPerRow = 1024;
+// The per-tensor amax kernel loops over rows (grid-stride) so that at most this many blocks,
+// hence this many atomics on the one amax word, run: 1024 blocks of 128..1024 threads fill
+// every SM of a 132-SM H100/H200 several times over.
+inline constexpr int64_t kActQuantMaxAmaxBlocks = 1024;
+
+// What each kernel instance computes (the template parameter of the kernel).
+enum class Fp8ActQuantOp : int {
+  kPerRow,         // amax of the row -> scale -> codes; one read of X (rows up to a chunk)
+  kGroup128,       // amax of each 128-column group -> scale -> codes; scales for padding rows
+  kTensorAmax,     // amax of all of X -> atomicMax on the workspace word (no codes)
+  kTensorDynamic,  // codes with the scale of the workspace amax
+  kTensorStatic,   // codes with the caller's scale
+};
+
+// The launch geometry of one kernel call (a host rule, kept apart from the kernel).
+struct Fp8ActQuantShape {
+  int threads_per_row = 0;  // blockDim.x: 8, 16, 32 or a multiple of 32 up to 1024
+  int rows_per_block = 0;   // blockDim.y
+  int64_t blocks = 0;       // gridDim.x
+  int64_t chunks = 0;       // passes of threads_per_row * kActQuantItemsPerThread items per row
+};
+
+// threads_per_row: enough threads that one chunk covers the row (one read of X for per-token)
+// up to 1024 threads = 32768 elements; longer rows take several chunks (per-token then reads
+// the chunks after the first twice, the second time from L2). Rows of up to 32 threads share a
+// 128-thread block (full warps; rows sit in aligned lane groups, so shuffles stay inside a
+// row). At least 8 threads per row: a 1x128 group is 8 consecutive items, hence 8 lanes of one
+// aligned group (threads_per_row a multiple of 8 keeps groups from straddling two rows).
+// Rows of more than 32 threads have a block each.
+// `rows`: rows the kernel covers (m, or round_up(m, 4) for kGroup128 to write the padding).
+inline Fp8ActQuantShape fp8_act_quant_shape(int64_t k, int64_t rows, Fp8ActQuantOp op) {
+  Fp8ActQuantShape s;
+  const int64_t items = k / kActQuantItemElems;
+  const int64_t want = (items + kActQuantItemsPerThread - 1) / kActQuantItemsPerThread;
+  int64_t tpr = 8;
+  if (want > 32)
+    tpr = std::min<int64_t>(kActQuantMaxThreadsPerRow, (want + 31) / 32 * 32);
+  else
+    while (tpr < want) tpr *= 2;
+  s.threads_per_row = static_cast<int>(tpr);
+  // Several rows per block only while a row is at most one warp (row_max() reduces rows of
+  // more than 32 threads in shared memory, one row per block).
+  s.rows_per_block = tpr > 32 ? 1 : static_cast<int>(kActQuantBlockThreads / tpr);
+  s.blocks = (rows + s.rows_per_block - 1) / s.rows_per_block;
+  if (op == Fp8ActQuantOp::kTensorAmax) s.blocks = std::min(s.blocks, kActQuantMaxAmaxBlocks);
+  const int64_t chunk = tpr * kActQuantItemsPerThread;
+  s.chunks = (items + chunk - 1) / chunk;
+  return s;
+}
+
+// Ok when `device` exists, is sm_80 or newer, and this build has machine code for it.
+Status fp8_act_quant_runs_on(int device);
+
+// Enqueues the kernels of one ActQuant::run on `stream`, with `device` made current for the
+// launches (the caller's current device is restored). `desc` and `args` were validated by
+// ActQuant (shape, dtype, pointers, alignment). `workspace`: 4 bytes (one uint32, the amax
+// bits) for kDynamicPerTensor, else unused.
+Status fp8_act_quant_launch(const ActQuantDesc& desc, const ActQuantArgs& args, void* workspace,
+                            Stream stream, int device);
+
+}  // namespace lowbit::cuda

@@ -1,0 +1,679 @@
+// Tests of lowbit::ActQuant on Device::cpu() (include/lowbit/act_quant.hpp), the reference
+// of the fp8 activation quantizer kernels:
+//  * bit for bit against an independent recomputation of the documented rules (fp32
+//    operations emulated in double, then rounded once: exact for + - * / on these operands;
+//    e4m3 rounding by a search of the 127 positive e4m3 values with ties to the even code),
+//    in every mode, for f16 and bf16, on shapes with partial 1x128 groups and padding rows;
+//  * bit for bit against the host quantizers quantize_fp8() / quantize_fp8_static() with
+//    gemm_a_scales() on finite input;
+//  * row strides, non-finite input, the static scale aliasing the output, the GEMM fed with
+//    the outputs, every validation error, and the CUDA kernel's launch geometry.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cuda/quant/smxx_fp8_act_quant.hpp"
+#include "lowbit/act_quant.hpp"
+#include "lowbit/device.hpp"
+#include "lowbit/gemm.hpp"
+#include "lowbit/numeric.hpp"
+#include "lowbit/quantize.hpp"
+#include "lowbit/reference.hpp"
+
+namespace {
+
+using namespace lowbit;
+
+constexpr ActQuantMode kModes[] = {ActQuantMode::kDynamicPerToken, ActQuantMode::kDynamicPerTensor,
+                                   ActQuantMode::kStaticPerTensor, ActQuantMode::kDynamicBlock1x128};
+constexpr DType kDTypes[] = {DType::kF16, DType::kBF16};
+constexpr int64_t kMs[] = {1, 3, 4, 5, 64, 129};
+constexpr int64_t kKs[] = {16, 112, 128, 144, 4096};
+
+uint32_t g_seed = 7100;  // each case draws the next seed; printed in the trace
+
+// ---------------------------------------------------------------------------------------
+// Inputs
+// ---------------------------------------------------------------------------------------
+enum class Flavor { kMixed, kTies, kTiny };
+const char* flavor_name(Flavor f) {
+  return f == Flavor::kMixed ? "mixed" : f == Flavor::kTies ? "ties" : "tiny";
+}
+
+// The static scale each flavor uses: inexact 1/s, exact 1/s (ties land), tiny.
+float static_scale_of(Flavor f) {
+  return f == Flavor::kMixed ? 0.02f : f == Flavor::kTies ? 1.0f : 1e-6f;
+}
+
+// Independent decode of the 16-bit inputs (the library's codec is not used here).
+float decode16(uint16_t h, DType t) {
+  if (t == DType::kBF16) {
+    const uint32_t u = static_cast<uint32_t>(h) << 16;
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    return f;
+  }
+  const int sign = h >> 15, e = (h >> 10) & 0x1F, mant = h & 0x3FF;
+  double v;
+  if (e == 0)
+    v = std::ldexp(static_cast<double>(mant), -24);
+  else if (e == 31)
+    v = mant == 0 ? INFINITY : NAN;
+  else
+    v = std::ldexp(static_cast<double>(1024 + mant), e - 25);
+  return static_cast<float>(sign ? -v : v);
+}
+
+// Positive finite e4m3 values by code (0..0x7E), from the format definition.
+const std::array<double, 127>& e4m3_values() {
+  static const std::array<double, 127> v = [] {
+    std::array<double, 127> out{};
+    for (int c = 0; c < 127; ++c) {
+      const int e = c >> 3, mant = c & 7;
+      out[static_cast<size_t>(c)] = e == 0 ? std::ldexp(mant, -9) : std::ldexp(8 + mant, e - 10);
+    }
+    return out;
+  }();
+  return v;
+}
+
+// Values where e4m3 rounding decides: every e4m3 value up to 448, every midpoint, and the
+// neighbours of each midpoint in the input dtype (all exact in f16 and bf16).
+std::vector<float> tie_values(DType t) {
+  std::vector<float> out;
+  const auto& v = e4m3_values();
+  for (size_t i = 0; i < v.size(); ++i) {
+    out.push_back(static_cast<float>(v[i]));
+    if (i + 1 == v.size()) break;
+    const float mid = static_cast<float>((v[i] + v[i + 1]) / 2);
+    out.push_back(mid);
+    std::vector<uint8_t> b(2);
+    store_from_f32(b.data(), t, 0, mid);
+    uint16_t h;
+    std::memcpy(&h, b.data(), 2);
+    out.push_back(decode16(static_cast<uint16_t>(h + 1), t));
+    if (h > 0) out.push_back(decode16(static_cast<uint16_t>(h - 1), t));
+  }
+  return out;
+}
+
+// Values past 448: saturate in static mode (s = 1).
+std::vector<float> saturating_values(DType t) {
+  std::vector<float> v = {449.0f, 456.0f, 460.0f, 464.0f, 468.0f, 480.0f, 500.0f, 1000.0f, 65504.0f};
+  if (t == DType::kBF16) v.push_back(1e30f);
+  return v;
+}
+
+// One value of a "kind" of the mixed flavor.
+float kind_value(int kind, DType t, std::mt19937& rng) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  float v = 0.0f;
+  switch (kind) {
+    case 0: v = normal(rng); break;                                            // plain
+    case 1: v = normal(rng) * std::pow(10.0f, -4.0f + 8.0f * u(rng)); break;   // wide range
+    case 2: v = normal(rng) * 1e-6f; break;                                    // amax < 1e-4
+    case 3: v = u(rng) < 0.5f ? 0.0f : -0.0f; break;                           // +-0 only
+    case 4: v = normal(rng) * (t == DType::kBF16 ? 1e30f : 1e3f); break;       // large
+    default: {                                                                 // subnormals
+      std::uniform_int_distribution<int> bits(0, 0xFFFF);
+      const int b = bits(rng);
+      v = t == DType::kBF16 ? decode16(static_cast<uint16_t>(b & 0x807F), t)
+                            : decode16(static_cast<uint16_t>(b & 0x83FF), t);
+      break;
+    }
+  }
+  if (t == DType::kF16) v = std::clamp(v, -60000.0f, 60000.0f);
+  return v;
+}
+
+// X (m, k) as fp32 values exactly representable in `t`.
+std::vector<float> make_values(ActQuantMode mode, DType t, int64_t m, int64_t k, Flavor f,
+                               std::mt19937& rng) {
+  std::vector<float> x(static_cast<size_t>(m * k));
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  const std::vector<float> ties = tie_values(t), sat = saturating_values(t);
+  std::uniform_int_distribution<size_t> pick_tie(0, ties.size() - 1), pick_sat(0, sat.size() - 1);
+  const int64_t kb = (k + 127) / 128;
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t c = 0; c < k; ++c) {
+      float v = 0.0f;
+      switch (f) {
+        case Flavor::kMixed: {
+          const int kind = static_cast<int>(
+              (mode == ActQuantMode::kDynamicBlock1x128 ? r + c / 128 : r) % 6);
+          v = kind_value(kind, t, rng);
+          break;
+        }
+        case Flavor::kTies:
+          v = ties[pick_tie(rng)];
+          if (mode == ActQuantMode::kStaticPerTensor && u(rng) < 0.03f) v = sat[pick_sat(rng)];
+          if (u(rng) < 0.5f) v = -v;
+          break;
+        case Flavor::kTiny:
+          v = kind_value(2, t, rng);
+          break;
+      }
+      x[static_cast<size_t>(r * k + c)] = v;
+    }
+  if (f == Flavor::kTies)  // one +-448 in every 128-column block of every row: inv = 1 everywhere
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t b = 0; b < kb; ++b) {
+        const int64_t len = std::min<int64_t>(128, k - b * 128);
+        x[static_cast<size_t>(r * k + b * 128 + (r * 37 + b * 11) % len)] = (r + b) % 2 ? -448.0f : 448.0f;
+      }
+  // Round to the input dtype (a no-op for the exact values above).
+  std::vector<uint8_t> bytes(x.size() * 2);
+  for (size_t i = 0; i < x.size(); ++i) store_from_f32(bytes.data(), t, static_cast<int64_t>(i), x[i]);
+  for (size_t i = 0; i < x.size(); ++i) {
+    uint16_t h;
+    std::memcpy(&h, bytes.data() + 2 * i, 2);
+    x[i] = decode16(h, t);
+  }
+  return x;
+}
+
+// X (m, k) dense values to raw dtype bytes with row stride `ld` (>= k); the gap columns get
+// `gap` (garbage the quantizer must not read).
+std::vector<uint8_t> encode_rows(const std::vector<float>& x, DType t, int64_t m, int64_t k,
+                                 int64_t ld, float gap) {
+  std::vector<uint8_t> out(static_cast<size_t>(m * ld * 2));
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t c = 0; c < ld; ++c)
+      store_from_f32(out.data(), t, r * ld + c, c < k ? x[static_cast<size_t>(r * k + c)] : gap);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// The independent recomputation
+// ---------------------------------------------------------------------------------------
+uint8_t naive_e4m3(float v) {
+  if (std::isnan(v)) return 0x7F;
+  const uint8_t sign = std::signbit(v) ? 0x80 : 0x00;
+  const double a = std::fabs(static_cast<double>(v));
+  if (a >= 448.0) return sign | 0x7E;  // saturates (never NaN)
+  const auto& vals = e4m3_values();
+  // Largest code with value <= a.
+  const int lo = static_cast<int>(std::upper_bound(vals.begin(), vals.end(), a) - vals.begin()) - 1;
+  const double dlo = a - vals[static_cast<size_t>(lo)], dhi = vals[static_cast<size_t>(lo) + 1] - a;
+  int code = lo;
+  if (dhi < dlo || (dhi == dlo && (lo & 1))) code = lo + 1;  // ties to the even code
+  return static_cast<uint8_t>(sign | code);
+}
+
+// fp32 a op b, computed in double and rounded once (exact rounding for these operations).
+float div32(float a, float b) { return static_cast<float>(static_cast<double>(a) / b); }
+float mul32(float a, float b) { return static_cast<float>(static_cast<double>(a) * b); }
+
+struct Quantized {
+  std::vector<uint8_t> q;
+  std::vector<float> scales;
+};
+
+Quantized naive_quantize(ActQuantMode mode, const std::vector<float>& x, int64_t m, int64_t k,
+                         float static_s) {
+  Quantized out;
+  out.q.resize(static_cast<size_t>(m * k));
+  const int64_t kb = (k + 127) / 128, m4 = (m + 3) / 4 * 4;
+  // Quantize the block rows [r0, r1) x cols [c0, c1) with its own dynamic scale; returns s.
+  auto dynamic_block = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    double amax = 0.0;
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t c = c0; c < c1; ++c) {
+        const double a = std::fabs(static_cast<double>(x[static_cast<size_t>(r * k + c)]));
+        if (!std::isnan(a) && a > amax) amax = a;
+      }
+    const float a = std::max(static_cast<float>(amax), 1e-4f);
+    const float s = div32(a, 448.0f), inv = div32(448.0f, a);
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t c = c0; c < c1; ++c)
+        out.q[static_cast<size_t>(r * k + c)] = naive_e4m3(mul32(x[static_cast<size_t>(r * k + c)], inv));
+    return s;
+  };
+  switch (mode) {
+    case ActQuantMode::kDynamicPerToken:
+      for (int64_t r = 0; r < m; ++r) out.scales.push_back(dynamic_block(r, r + 1, 0, k));
+      break;
+    case ActQuantMode::kDynamicPerTensor:
+      out.scales.push_back(dynamic_block(0, m, 0, k));
+      break;
+    case ActQuantMode::kStaticPerTensor: {
+      const float inv = div32(1.0f, static_s);
+      for (size_t i = 0; i < out.q.size(); ++i) out.q[i] = naive_e4m3(mul32(x[i], inv));
+      out.scales.push_back(static_s);
+      break;
+    }
+    case ActQuantMode::kDynamicBlock1x128:
+      out.scales.assign(static_cast<size_t>(kb * m4), 0.0f);
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t b = 0; b < kb; ++b)
+          out.scales[static_cast<size_t>(b * m4 + r)] =
+              dynamic_block(r, r + 1, b * 128, std::min(k, b * 128 + 128));
+      break;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// Running the CPU path
+// ---------------------------------------------------------------------------------------
+ActQuantDesc make_desc(ActQuantMode mode, DType t, int64_t m, int64_t k, int64_t ld = 0) {
+  ActQuantDesc d;
+  d.m = m;
+  d.k = k;
+  d.dtype = t;
+  d.mode = mode;
+  d.x_row_stride = ld;
+  return d;
+}
+
+// Outputs poisoned first (0xFF: the code of -NaN, never produced; NaN scales), so an element
+// left unwritten shows.
+Quantized run_cpu(const ActQuantDesc& d, const std::vector<uint8_t>& x, float static_s) {
+  ActQuant op(d, Device::cpu());
+  EXPECT_TRUE(op.can_implement().ok()) << op.can_implement().message();
+  EXPECT_EQ(op.workspace_size(), 0u);
+  EXPECT_EQ(op.kernel_name(), "cpu_reference");
+  Quantized out;
+  out.q.assign(static_cast<size_t>(d.m * d.k), 0xFF);
+  out.scales.assign(static_cast<size_t>(op.scales_count()), std::numeric_limits<float>::quiet_NaN());
+  ActQuantArgs a;
+  a.x = x.data();
+  a.static_scale = &static_s;
+  a.q = out.q.data();
+  a.scales = out.scales.data();
+  const Status s = op.run(a, nullptr);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return out;
+}
+
+uint32_t bits_of(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+// Codes and scales equal bit for bit; the first differences described.
+void expect_same(const Quantized& got, const Quantized& want, const std::string& what) {
+  ASSERT_EQ(got.q.size(), want.q.size()) << what;
+  ASSERT_EQ(got.scales.size(), want.scales.size()) << what;
+  int bad = 0;
+  std::ostringstream first;
+  for (size_t i = 0; i < got.q.size(); ++i)
+    if (got.q[i] != want.q[i] && bad++ < 5)
+      first << "\n  code " << i << ": got 0x" << std::hex << int{got.q[i]} << ", want 0x"
+            << int{want.q[i]} << std::dec;
+  for (size_t i = 0; i < got.scales.size(); ++i)
+    if (bits_of(got.scales[i]) != bits_of(want.scales[i]) && bad++ < 10)
+      first << "\n  scale " << i << ": got " << got.scales[i] << ", want " << want.scales[i];
+  EXPECT_EQ(bad, 0) << what << first.str();
+}
+
+std::string case_name(const ActQuantDesc& d, Flavor f, uint32_t seed) {
+  return d.describe() + " flavor=" + flavor_name(f) + " seed=" + std::to_string(seed);
+}
+
+// ---------------------------------------------------------------------------------------
+// Tests
+// ---------------------------------------------------------------------------------------
+TEST(act_quant, cpu_matches_independent_recomputation) {
+  for (ActQuantMode mode : kModes)
+    for (DType t : kDTypes)
+      for (Flavor f : {Flavor::kMixed, Flavor::kTies, Flavor::kTiny})
+        for (int64_t m : kMs)
+          for (int64_t k : kKs) {
+            const uint32_t seed = g_seed++;
+            std::mt19937 rng(seed);
+            const ActQuantDesc d = make_desc(mode, t, m, k);
+            const std::string what = case_name(d, f, seed);
+            const std::vector<float> x = make_values(mode, t, m, k, f, rng);
+            const float s = static_scale_of(f);
+            const Quantized got = run_cpu(d, encode_rows(x, t, m, k, k, 0.0f), s);
+            expect_same(got, naive_quantize(mode, x, m, k, s), what);
+          }
+}
+
+TEST(act_quant, cpu_matches_host_quantizers) {
+  for (ActQuantMode mode : kModes)
+    for (DType t : kDTypes)
+      for (Flavor f : {Flavor::kMixed, Flavor::kTies, Flavor::kTiny})
+        for (int64_t m : {1, 5, 129})
+          for (int64_t k : {16, 144, 1040}) {
+            const uint32_t seed = g_seed++;
+            std::mt19937 rng(seed);
+            const ActQuantDesc d = make_desc(mode, t, m, k);
+            const std::vector<float> x = make_values(mode, t, m, k, f, rng);
+            const float s = static_scale_of(f);
+            Fp8Tensor ref;
+            if (mode == ActQuantMode::kStaticPerTensor) {
+              ref = quantize_fp8_static(x.data(), m, k, s);
+            } else {
+              Fp8Format fmt;
+              fmt.dtype = DType::kE4M3;
+              fmt.scaling = act_quant_scaling(mode);
+              ref = quantize_fp8(x.data(), m, k, fmt);
+            }
+            const Quantized got = run_cpu(d, encode_rows(x, t, m, k, k, 0.0f), s);
+            expect_same(got, Quantized{ref.codes, gemm_a_scales(ref)}, case_name(d, f, seed));
+            EXPECT_TRUE(ref.validate().ok());
+          }
+}
+
+TEST(act_quant, row_stride_reads_only_k_columns) {
+  for (ActQuantMode mode : kModes)
+    for (DType t : kDTypes)
+      for (int64_t k : {16, 144, 4096}) {
+        const int64_t m = 5, ld = k + 24;
+        const uint32_t seed = g_seed++;
+        std::mt19937 rng(seed);
+        const std::vector<float> x = make_values(mode, t, m, k, Flavor::kMixed, rng);
+        const Quantized dense = run_cpu(make_desc(mode, t, m, k), encode_rows(x, t, m, k, k, 0.0f), 0.02f);
+        // Huge garbage between the rows: any read of it would change amax or codes.
+        const Quantized strided =
+            run_cpu(make_desc(mode, t, m, k, ld), encode_rows(x, t, m, k, ld, 30000.0f), 0.02f);
+        expect_same(strided, dense, make_desc(mode, t, m, k, ld).describe());
+      }
+}
+
+// The documented non-finite semantics (act_quant.hpp), which the GPU test holds the kernels to.
+TEST(act_quant, non_finite_inputs) {
+  for (DType t : kDTypes) {
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = INFINITY;
+    // Row 0: NaN among finite values; row 1: +inf among finite values.
+    const int64_t m = 2, k = 16;
+    std::vector<float> x(static_cast<size_t>(m * k), 1.0f);
+    x[3] = nan;
+    x[5] = -nan;
+    x[7] = 224.0f;  // the row's amax: inv = 2
+    x[k + 2] = inf;
+    x[k + 4] = -2.0f;
+    x[k + 6] = -inf;
+    const std::vector<uint8_t> bytes = encode_rows(x, t, m, k, k, 0.0f);
+
+    const Quantized row = run_cpu(make_desc(ActQuantMode::kDynamicPerToken, t, m, k), bytes, 1.0f);
+    EXPECT_EQ(row.scales[0], 0.5f);                  // 224 / 448: NaN ignored by amax
+    EXPECT_EQ(row.q[3], 0x7F);                       // NaN -> 0x7F
+    EXPECT_EQ(row.q[5], 0x7F);                       // -NaN -> 0x7F too (no sign promised)
+    EXPECT_EQ(row.q[7], 0x7E);                       // 448
+    EXPECT_EQ(row.q[0], naive_e4m3(2.0f));           // 1 * 2
+    EXPECT_TRUE(std::isinf(row.scales[1]));          // inf amax: scale inf, multiplier 0
+    EXPECT_EQ(row.q[k + 2], 0x7F);                   // inf * 0 = NaN
+    EXPECT_EQ(row.q[k + 4], 0x80);                   // -2 * 0 = -0
+    EXPECT_EQ(row.q[k + 0], 0x00);
+
+    const Quantized st = run_cpu(make_desc(ActQuantMode::kStaticPerTensor, t, m, k), bytes, 1.0f);
+    EXPECT_EQ(st.q[3], 0x7F);
+    EXPECT_EQ(st.q[k + 2], 0x7E);  // static: +inf saturates to +448
+    EXPECT_EQ(st.q[k + 6], 0xFE);  // -inf to -448
+    EXPECT_EQ(st.scales[0], 1.0f);
+
+    const Quantized blk = run_cpu(make_desc(ActQuantMode::kDynamicBlock1x128, t, m, k), bytes, 1.0f);
+    EXPECT_EQ(blk.scales[0], 0.5f);
+    EXPECT_TRUE(std::isinf(blk.scales[1]));
+    EXPECT_EQ(blk.scales[2], 0.0f);  // padding rows
+    EXPECT_EQ(blk.scales[3], 0.0f);
+
+    // The independent recomputation agrees on all of it (it models the same rules).
+    for (ActQuantMode mode : kModes)
+      expect_same(run_cpu(make_desc(mode, t, m, k), bytes, 1.0f),
+                  naive_quantize(mode, x, m, k, 1.0f), make_desc(mode, t, m, k).describe());
+  }
+}
+
+TEST(act_quant, static_scale_may_alias_scales) {
+  const int64_t m = 3, k = 32;
+  std::mt19937 rng(g_seed++);
+  const std::vector<float> x = make_values(ActQuantMode::kStaticPerTensor, DType::kBF16, m, k,
+                                           Flavor::kMixed, rng);
+  const std::vector<uint8_t> bytes = encode_rows(x, DType::kBF16, m, k, k, 0.0f);
+  ActQuant op(make_desc(ActQuantMode::kStaticPerTensor, DType::kBF16, m, k), Device::cpu());
+  float scale = 0.02f;
+  std::vector<uint8_t> q(static_cast<size_t>(m * k));
+  ActQuantArgs a;
+  a.x = bytes.data();
+  a.static_scale = &scale;
+  a.scales = &scale;
+  a.q = q.data();
+  ASSERT_TRUE(op.run(a, nullptr).ok());
+  EXPECT_EQ(scale, 0.02f);
+  EXPECT_EQ(q, naive_quantize(ActQuantMode::kStaticPerTensor, x, m, k, 0.02f).q);
+}
+
+// The outputs are GemmArgs::a / a_scales as they are: the CPU GEMM gives the same result as
+// with the host quantizer's operands, and a small error against the unquantized product.
+TEST(act_quant, outputs_drive_cpu_gemm) {
+  const int64_t n = 48;
+  for (ActQuantMode mode : kModes)
+    for (DType t : kDTypes)
+      for (int64_t m : {1, 5, 64})
+        for (int64_t k : {144, 512}) {
+          const uint32_t seed = g_seed++;
+          std::mt19937 rng(seed);
+          const ActQuantDesc ad = make_desc(mode, t, m, k);
+          SCOPED_TRACE(ad.describe() + " seed=" + std::to_string(seed));
+          std::vector<float> x(static_cast<size_t>(m * k)), w(static_cast<size_t>(n * k));
+          std::normal_distribution<float> normal(0.0f, 1.0f);
+          for (float& v : x) v = normal(rng);
+          for (float& v : w) v = normal(rng);
+          const std::vector<uint8_t> xb = encode_rows(x, t, m, k, k, 0.0f);
+          for (int64_t i = 0; i < m * k; ++i) x[static_cast<size_t>(i)] = load_as_f32(xb.data(), t, i);
+          const float s = 0.02f;
+          const Quantized got = run_cpu(ad, xb, s);
+
+          GemmDesc gd;
+          gd.m = m;
+          gd.n = n;
+          gd.k = k;
+          gd.a = ad.act_format();
+          Fp8Format wf;
+          wf.scaling = mode == ActQuantMode::kDynamicBlock1x128 ? Fp8Scaling::kBlock128x128
+                                                                : Fp8Scaling::kPerRow;
+          gd.w = WeightFormat::fp8_format(wf);
+          gd.out_dtype = DType::kF32;
+          Gemm g(gd, Device::cpu());
+          ASSERT_TRUE(g.can_implement().ok()) << g.can_implement().message();
+          ASSERT_EQ(gemm_a_scales_count(gd), static_cast<int64_t>(got.scales.size()));
+          const PackedWeight pw = g.pack(quantize_fp8(w.data(), n, k, wf));
+          std::vector<uint8_t> ws(g.workspace_size());
+          auto run = [&](const std::vector<uint8_t>& a, const std::vector<float>& as) {
+            std::vector<float> out(static_cast<size_t>(m * n));
+            GemmArgs args;
+            args.a = a.data();
+            args.a_scales = as.data();
+            args.w = pw.host_view();
+            args.out = out.data();
+            const Status st = g.run(args, ws.data());
+            EXPECT_TRUE(st.ok()) << st.message();
+            return out;
+          };
+          const std::vector<float> out = run(got.q, got.scales);
+          Fp8Tensor ref = mode == ActQuantMode::kStaticPerTensor
+                              ? quantize_fp8_static(x.data(), m, k, s)
+                              : quantize_fp8(x.data(), m, k, Fp8Format{DType::kE4M3, act_quant_scaling(mode)});
+          const std::vector<float> want = run(ref.codes, gemm_a_scales(ref));
+          ASSERT_EQ(out.size(), want.size());
+          for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(bits_of(out[i]), bits_of(want[i])) << i;
+          // Against the unquantized product (weights quantized the same way): e4m3 keeps 3
+          // mantissa bits, so a few percent; a misplaced scale would be off by far more.
+          std::vector<float> wq(static_cast<size_t>(n * k)), exact(static_cast<size_t>(m * n));
+          const Fp8Tensor wt = quantize_fp8(w.data(), n, k, wf);
+          for (int64_t r = 0; r < n; ++r)
+            for (int64_t c = 0; c < k; ++c) wq[static_cast<size_t>(r * k + c)] = wt.dequant(r, c);
+          gemm_nt_reference(x.data(), wq.data(), nullptr, m, n, k, exact.data());
+          EXPECT_LE(relative_error(out.data(), exact.data(), m * n), 0.08);
+        }
+}
+
+TEST(act_quant, validation_errors) {
+  auto message_of = [](const ActQuantDesc& d, Device dev = Device::cpu()) {
+    return ActQuant(d, dev).can_implement().message();
+  };
+  const ActQuantDesc ok = make_desc(ActQuantMode::kDynamicPerToken, DType::kF16, 4, 64);
+  EXPECT_TRUE(ActQuant(ok, Device::cpu()).can_implement().ok());
+
+  ActQuantDesc d = ok;
+  d.m = 0;
+  EXPECT_NE(message_of(d).find("m=0 must be >= 1"), std::string::npos) << message_of(d);
+  d = ok;
+  d.k = 0;
+  EXPECT_NE(message_of(d).find("k=0 must be a positive multiple of 16"), std::string::npos);
+  d.k = 40;
+  EXPECT_NE(message_of(d).find("k=40 must be a positive multiple of 16"), std::string::npos);
+  d.k = -16;
+  EXPECT_FALSE(ActQuant(d, Device::cpu()).can_implement().ok());
+  d = ok;
+  for (DType bad : {DType::kF32, DType::kE4M3, DType::kI8}) {
+    d.dtype = bad;
+    EXPECT_NE(message_of(d).find("must be f16 or bf16"), std::string::npos) << message_of(d);
+  }
+  d = ok;
+  d.mode = static_cast<ActQuantMode>(9);
+  EXPECT_NE(message_of(d).find("is not an ActQuantMode"), std::string::npos) << message_of(d);
+  d = ok;
+  d.x_row_stride = 32;
+  EXPECT_NE(message_of(d).find("x_row_stride=32 must be 0 (dense) or >= k=64"), std::string::npos);
+  d.x_row_stride = -8;
+  EXPECT_FALSE(ActQuant(d, Device::cpu()).can_implement().ok());
+  d.x_row_stride = 66;  // fine on the CPU, not on CUDA (16-byte rows)
+  EXPECT_TRUE(ActQuant(d, Device::cpu()).can_implement().ok());
+  d = ok;
+  d.m = std::numeric_limits<int64_t>::max() / 2;
+  EXPECT_NE(message_of(d).find("overflows"), std::string::npos) << message_of(d);
+  EXPECT_TRUE(message_of(ok).empty());
+
+  // A failed ActQuant reports itself everywhere and never runs.
+  d = ok;
+  d.k = 40;
+  ActQuant bad(d, Device::cpu());
+  EXPECT_EQ(bad.workspace_size(), 0u);
+  EXPECT_EQ(bad.scales_count(), 0);
+  EXPECT_EQ(bad.kernel_name(), "");
+  EXPECT_FALSE(bad.run(ActQuantArgs{}, nullptr).ok());
+
+  // Null pointers.
+  ActQuant op(ok, Device::cpu());
+  std::vector<uint8_t> x(4 * 64 * 2), q(4 * 64);
+  std::vector<float> scales(4);
+  ActQuantArgs a;
+  a.x = x.data();
+  a.q = q.data();
+  a.scales = scales.data();
+  EXPECT_TRUE(op.run(a, nullptr).ok());
+  ActQuantArgs b = a;
+  b.x = nullptr;
+  EXPECT_NE(op.run(b, nullptr).message().find("x is null"), std::string::npos);
+  b = a;
+  b.q = nullptr;
+  EXPECT_NE(op.run(b, nullptr).message().find("q (the e4m3 codes) is null"), std::string::npos);
+  b = a;
+  b.scales = nullptr;
+  EXPECT_NE(op.run(b, nullptr).message().find("scales is null"), std::string::npos);
+  ActQuant st(make_desc(ActQuantMode::kStaticPerTensor, DType::kF16, 4, 64), Device::cpu());
+  EXPECT_NE(st.run(a, nullptr).message().find("static_scale is null"), std::string::npos);
+
+  // The CUDA device: a clear reason when this build or machine has none.
+  const Status cuda = ActQuant(ok, Device::cuda(0)).can_implement();
+  if (!built_with_cuda()) {
+    EXPECT_NE(cuda.message().find("built without CUDA"), std::string::npos) << cuda.message();
+  } else if (list_gpus().empty()) {
+    EXPECT_FALSE(cuda.ok());
+    EXPECT_EQ(cuda.message().rfind("lowbit: ", 0), 0u) << cuda.message();
+  }
+  if (!cuda.ok()) {
+    ActQuant c(ok, Device::cuda(0));
+    EXPECT_EQ(c.run(a, nullptr).message(), cuda.message());
+    EXPECT_EQ(c.workspace_size(), 0u);
+  }
+  ActQuantDesc strided = ok;
+  strided.x_row_stride = 66;
+  const Status cs = ActQuant(strided, Device::cuda(0)).can_implement();
+  EXPECT_FALSE(cs.ok());
+  if (built_with_cuda())
+    EXPECT_NE(cs.message().find("must be a multiple of 8 on CUDA"), std::string::npos) << cs.message();
+}
+
+TEST(act_quant, quantize_fp8_static_rules_and_errors) {
+  std::mt19937 rng(g_seed++);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  std::vector<float> x(7 * 48);
+  for (float& v : x) v = normal(rng);
+  x[5] = 1e6f;  // saturates
+  for (float s : {0.02f, 1.0f, 3.3e-3f}) {
+    const Fp8Tensor t = quantize_fp8_static(x.data(), 7, 48, s);
+    EXPECT_TRUE(t.validate().ok());
+    ASSERT_EQ(t.scales.size(), 1u);
+    EXPECT_EQ(t.scales[0], s);
+    EXPECT_EQ(t.codes, naive_quantize(ActQuantMode::kStaticPerTensor, x, 7, 48, s).q);
+    EXPECT_EQ(t.codes[5], 0x7E);
+  }
+  for (float s : {0.0f, -1.0f, INFINITY, std::numeric_limits<float>::quiet_NaN()})
+    EXPECT_THROW(quantize_fp8_static(x.data(), 7, 48, s), Error) << s;
+  x[9] = INFINITY;
+  EXPECT_THROW(quantize_fp8_static(x.data(), 7, 48, 1.0f), Error);
+  EXPECT_THROW(quantize_fp8_static(x.data(), 0, 48, 1.0f), Error);
+}
+
+TEST(act_quant, names_layout_and_counts) {
+  EXPECT_STREQ(act_quant_mode_name(ActQuantMode::kDynamicPerToken), "per-token");
+  EXPECT_STREQ(act_quant_mode_name(ActQuantMode::kDynamicPerTensor), "per-tensor");
+  EXPECT_STREQ(act_quant_mode_name(ActQuantMode::kStaticPerTensor), "static");
+  EXPECT_STREQ(act_quant_mode_name(ActQuantMode::kDynamicBlock1x128), "1x128");
+  EXPECT_EQ(make_desc(ActQuantMode::kDynamicBlock1x128, DType::kBF16, 4, 4096).describe(),
+            "m=4 k=4096 x=bf16 mode=1x128");
+  for (ActQuantMode mode : kModes)
+    for (int64_t m : kMs)
+      for (int64_t k : kKs) {
+        const ActQuantDesc d = make_desc(mode, DType::kF16, m, k);
+        GemmDesc g;
+        g.m = m;
+        g.k = k;
+        g.n = 16;
+        g.a = d.act_format();
+        EXPECT_EQ(g.a.dtype, DType::kE4M3);
+        EXPECT_EQ(ActQuant(d, Device::cpu()).scales_count(), gemm_a_scales_count(g)) << d.describe();
+      }
+  EXPECT_EQ(ActQuant(make_desc(ActQuantMode::kDynamicBlock1x128, DType::kF16, 5, 144), Device::cpu())
+                .scales_count(),
+            2 * 8);
+}
+
+// The CUDA kernel's launch geometry (smxx_fp8_act_quant.hpp), checked on the host for every
+// k the kernel takes up to past two chunks: full warps, rows in aligned lane groups, 1x128
+// groups inside one row's aligned 8 lanes, every item covered, one chunk up to k = 32768.
+TEST(act_quant, cuda_launch_geometry) {
+  using namespace lowbit::cuda;
+  for (Fp8ActQuantOp op : {Fp8ActQuantOp::kPerRow, Fp8ActQuantOp::kGroup128, Fp8ActQuantOp::kTensorAmax,
+                           Fp8ActQuantOp::kTensorDynamic, Fp8ActQuantOp::kTensorStatic})
+    for (int64_t k = 16; k <= 70000; k += 16)
+      for (int64_t rows : {int64_t{1}, int64_t{4}, int64_t{129}, int64_t{100000}}) {
+        const Fp8ActQuantShape s = fp8_act_quant_shape(k, rows, op);
+        const int tpr = s.threads_per_row, rpb = s.rows_per_block;
+        const std::string what = "k=" + std::to_string(k) + " rows=" + std::to_string(rows);
+        ASSERT_GE(tpr, 8) << what;
+        ASSERT_LE(tpr * rpb, 1024) << what;
+        ASSERT_EQ(tpr * rpb % 32, 0) << what;             // full warps
+        if (tpr < 32) ASSERT_EQ(32 % tpr, 0) << what;       // rows are aligned lane groups
+        else ASSERT_EQ(tpr % 32, 0) << what;
+        if (tpr > 32) ASSERT_EQ(rpb, 1) << what;            // row_max's shared-memory path
+        ASSERT_EQ(tpr % kActQuantGroupItems, 0) << what;   // groups inside aligned 8 lanes
+        const int64_t items = k / 16;
+        ASSERT_GE(s.chunks * tpr * kActQuantItemsPerThread, items) << what;
+        ASSERT_LT((s.chunks - 1) * tpr * kActQuantItemsPerThread, items) << what;
+        if (k <= 32768) ASSERT_EQ(s.chunks, 1) << what;    // per-token reads X once
+        if (op == Fp8ActQuantOp::kTensorAmax)
+          ASSERT_EQ(s.blocks, std::min<int64_t>((rows + rpb - 1) / rpb, kActQuantMaxAmaxBlocks)) << what;
+        else
+          ASSERT_GE(s.blocks * rpb, rows) << what;
+        ASSERT_LE(s.blocks, std::numeric_limits<int32_t>::max()) << what;
+      }
+}
+
+}  // namespace

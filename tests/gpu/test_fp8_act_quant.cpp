@@ -1,0 +1,595 @@
+// The fp8 activation quantizer kernels (src/cuda/quant/smxx_fp8_act_quant.*) through the
+// public lowbit::ActQuant API, against the CPU path (Device::cpu(), itself checked against an
+// independent recomputation in tests/cpu/test_act_quant.cpp) and the host quantizers
+// (quantize_fp8 / quantize_fp8_static + gemm_a_scales): codes AND scales equal bit for bit.
+//
+// Every mode x f16/bf16 x m in {1, 3, 4, 5, 64, 129} x k in {16, 112, 128, 144, 4096} x three
+// data flavors: "mixed" (rows or 128-column groups of plain, wide-range, tiny (amax clamp),
+// +-0, large and subnormal values), "ties" (every e4m3 value and midpoint and their neighbours
+// in the input dtype, with +-448 in every group so the multiplier is exactly 1; static mode
+// adds values past 448 that saturate) and "tiny" (all |x| < 1e-4). Outputs are poisoned with
+// 0xFF before each run (the code 0xFF is -NaN, never produced; 0xFFFFFFFF scales are NaN), so
+// an element the kernel does not write shows; the amax workspace is poisoned too. Then: row
+// strides, rows longer than one chunk, grids past the amax kernel's block cap, NaN / inf
+// inputs, the static scale aliasing the output, CUDA-graph capture, argument errors, and the
+// outputs driving lowbit::Gemm.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "lowbit/act_quant.hpp"
+#include "lowbit/formats.hpp"
+#include "lowbit/gemm.hpp"
+#include "lowbit/quantize.hpp"
+#include "test_gpu_common.hpp"
+
+namespace lowbit::test {
+namespace {
+
+constexpr int64_t kMs[] = {1, 3, 4, 5, 64, 129};
+constexpr int64_t kKs[] = {16, 112, 128, 144, 4096};
+constexpr ActQuantMode kModes[] = {ActQuantMode::kDynamicPerToken, ActQuantMode::kDynamicPerTensor,
+                                   ActQuantMode::kStaticPerTensor, ActQuantMode::kDynamicBlock1x128};
+constexpr DType kDTypes[] = {DType::kF16, DType::kBF16};
+
+uint32_t g_seed = 9100;  // each case draws the next seed; printed in the failure message
+
+// ---------------------------------------------------------------------------------------
+// Inputs (the generator of tests/cpu/test_act_quant.cpp)
+// ---------------------------------------------------------------------------------------
+enum class Flavor { kMixed, kTies, kTiny };
+const char* flavor_name(Flavor f) {
+  return f == Flavor::kMixed ? "mixed" : f == Flavor::kTies ? "ties" : "tiny";
+}
+// The static scale of each flavor: inexact 1/s, exact 1/s (ties land), tiny.
+float static_scale_of(Flavor f) {
+  return f == Flavor::kMixed ? 0.02f : f == Flavor::kTies ? 1.0f : 1e-6f;
+}
+
+float decode16(uint16_t h, DType t) {
+  uint8_t b[2];
+  std::memcpy(b, &h, 2);
+  return load_as_f32(b, t, 0);
+}
+
+// Every e4m3 value up to 448, every midpoint, and each midpoint's neighbours in `t`.
+std::vector<float> tie_values(DType t) {
+  std::vector<float> e4m3;
+  for (int c = 0; c < 0x7F; ++c) e4m3.push_back(e4m3_to_f32(static_cast<uint8_t>(c)));
+  std::vector<float> out;
+  for (size_t i = 0; i < e4m3.size(); ++i) {
+    out.push_back(e4m3[i]);
+    if (i + 1 == e4m3.size()) break;
+    const float mid = static_cast<float>((static_cast<double>(e4m3[i]) + e4m3[i + 1]) / 2);
+    out.push_back(mid);
+    uint8_t b[2];
+    store_from_f32(b, t, 0, mid);
+    uint16_t h;
+    std::memcpy(&h, b, 2);
+    out.push_back(decode16(static_cast<uint16_t>(h + 1), t));
+    if (h > 0) out.push_back(decode16(static_cast<uint16_t>(h - 1), t));
+  }
+  return out;
+}
+
+std::vector<float> saturating_values(DType t) {
+  std::vector<float> v = {449.0f, 456.0f, 460.0f, 464.0f, 468.0f, 480.0f, 500.0f, 1000.0f, 65504.0f};
+  if (t == DType::kBF16) v.push_back(1e30f);
+  return v;
+}
+
+float kind_value(int kind, DType t, std::mt19937& rng) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  float v = 0.0f;
+  switch (kind) {
+    case 0: v = normal(rng); break;                                            // plain
+    case 1: v = normal(rng) * std::pow(10.0f, -4.0f + 8.0f * u(rng)); break;   // wide range
+    case 2: v = normal(rng) * 1e-6f; break;                                    // amax < 1e-4
+    case 3: v = u(rng) < 0.5f ? 0.0f : -0.0f; break;                           // +-0 only
+    case 4: v = normal(rng) * (t == DType::kBF16 ? 1e30f : 1e3f); break;       // large
+    default: {                                                                 // subnormals
+      std::uniform_int_distribution<int> bits(0, 0xFFFF);
+      const int b = bits(rng);
+      v = decode16(static_cast<uint16_t>(b & (t == DType::kBF16 ? 0x807F : 0x83FF)), t);
+      break;
+    }
+  }
+  if (t == DType::kF16) v = std::clamp(v, -60000.0f, 60000.0f);
+  return v;
+}
+
+// X (m, k) as fp32 values exactly representable in `t`.
+std::vector<float> make_values(ActQuantMode mode, DType t, int64_t m, int64_t k, Flavor f,
+                               std::mt19937& rng) {
+  std::vector<float> x(static_cast<size_t>(m * k));
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  const std::vector<float> ties = tie_values(t), sat = saturating_values(t);
+  std::uniform_int_distribution<size_t> pick_tie(0, ties.size() - 1), pick_sat(0, sat.size() - 1);
+  const int64_t kb = (k + 127) / 128;
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t c = 0; c < k; ++c) {
+      float v = 0.0f;
+      switch (f) {
+        case Flavor::kMixed:
+          v = kind_value(static_cast<int>((mode == ActQuantMode::kDynamicBlock1x128 ? r + c / 128 : r) % 6),
+                         t, rng);
+          break;
+        case Flavor::kTies:
+          v = ties[pick_tie(rng)];
+          if (mode == ActQuantMode::kStaticPerTensor && u(rng) < 0.03f) v = sat[pick_sat(rng)];
+          if (u(rng) < 0.5f) v = -v;
+          break;
+        case Flavor::kTiny:
+          v = kind_value(2, t, rng);
+          break;
+      }
+      x[static_cast<size_t>(r * k + c)] = v;
+    }
+  if (f == Flavor::kTies)  // one +-448 in every 128-column block of every row: inv = 1 everywhere
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t b = 0; b < kb; ++b) {
+        const int64_t len = std::min<int64_t>(128, k - b * 128);
+        x[static_cast<size_t>(r * k + b * 128 + (r * 37 + b * 11) % len)] = (r + b) % 2 ? -448.0f : 448.0f;
+      }
+  return rounded(x, t);
+}
+
+// X (m, k) to raw dtype bytes with row stride `ld` (>= k); the gap columns get `gap`.
+std::vector<uint8_t> encode_rows(const std::vector<float>& x, DType t, int64_t m, int64_t k,
+                                 int64_t ld, float gap) {
+  std::vector<uint8_t> out(static_cast<size_t>(m * ld * 2));
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t c = 0; c < ld; ++c)
+      store_from_f32(out.data(), t, r * ld + c, c < k ? x[static_cast<size_t>(r * k + c)] : gap);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// Running
+// ---------------------------------------------------------------------------------------
+ActQuantDesc make_desc(ActQuantMode mode, DType t, int64_t m, int64_t k, int64_t ld = 0) {
+  ActQuantDesc d;
+  d.m = m;
+  d.k = k;
+  d.dtype = t;
+  d.mode = mode;
+  d.x_row_stride = ld;
+  return d;
+}
+
+struct Quantized {
+  std::vector<uint8_t> q;
+  std::vector<float> scales;
+};
+
+Quantized run_cpu(const ActQuantDesc& d, const std::vector<uint8_t>& x, float static_s) {
+  ActQuant op(d, Device::cpu());
+  EXPECT_TRUE(op.can_implement().ok()) << op.can_implement().message();
+  Quantized out;
+  out.q.assign(static_cast<size_t>(d.m * d.k), 0xFF);
+  out.scales.assign(static_cast<size_t>(op.scales_count()), std::numeric_limits<float>::quiet_NaN());
+  ActQuantArgs a;
+  a.x = x.data();
+  a.static_scale = &static_s;
+  a.q = out.q.data();
+  a.scales = out.scales.data();
+  const Status s = op.run(a, nullptr);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return out;
+}
+
+// One ActQuant::run on the GPU. `alias`: static mode with `scales` = `static_scale`.
+Quantized run_gpu(const ActQuantDesc& d, const std::vector<uint8_t>& x, float static_s,
+                  bool alias = false) {
+  ActQuant op(d, Device::cuda(0));
+  EXPECT_TRUE(op.can_implement().ok()) << op.can_implement().message();
+  EXPECT_EQ(op.kernel_name(), "smxx_fp8_act_quant");
+  EXPECT_EQ(op.workspace_size(), d.mode == ActQuantMode::kDynamicPerTensor ? 4u : 0u);
+  const int64_t count = op.scales_count();
+  DeviceBuffer dx(x), dq(static_cast<size_t>(d.m * d.k)), dscales(static_cast<size_t>(count) * 4),
+      dstatic(std::vector<float>{static_s}), dws(op.workspace_size());
+  StreamHolder stream;
+  dq.poison(stream.get());
+  dscales.poison(stream.get());
+  dws.poison(stream.get());  // the amax word must be reset by run() itself
+  ActQuantArgs a;
+  a.x = dx.get();
+  a.static_scale = dstatic.as<float>();
+  a.q = dq.get();
+  a.scales = alias ? dstatic.as<float>() : dscales.as<float>();
+  const Status s = op.run(a, dws.get(), stream.get());
+  EXPECT_TRUE(s.ok()) << s.message();
+  stream.sync();
+  Quantized out;
+  out.q = dq.download();
+  const std::vector<uint8_t> raw = (alias ? dstatic : dscales).download();
+  out.scales.resize(raw.size() / 4);
+  std::memcpy(out.scales.data(), raw.data(), raw.size());
+  return out;
+}
+
+uint32_t bits_of(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+// Codes and scales equal bit for bit; the first differences described (row, column).
+void expect_same(const Quantized& got, const Quantized& want, int64_t k, const std::string& what) {
+  ASSERT_EQ(got.q.size(), want.q.size()) << what;
+  ASSERT_EQ(got.scales.size(), want.scales.size()) << what;
+  int64_t bad_q = 0, bad_s = 0;
+  std::ostringstream first;
+  for (size_t i = 0; i < got.q.size(); ++i)
+    if (got.q[i] != want.q[i] && bad_q++ < 5)
+      first << "\n  code (" << static_cast<int64_t>(i) / k << ", " << static_cast<int64_t>(i) % k
+            << "): gpu 0x" << std::hex << int{got.q[i]} << ", cpu 0x" << int{want.q[i]} << std::dec;
+  for (size_t i = 0; i < got.scales.size(); ++i)
+    if (bits_of(got.scales[i]) != bits_of(want.scales[i]) && bad_s++ < 5)
+      first << "\n  scale[" << i << "]: gpu " << got.scales[i] << " (0x" << std::hex
+            << bits_of(got.scales[i]) << "), cpu " << want.scales[i] << " (0x"
+            << bits_of(want.scales[i]) << ")" << std::dec;
+  EXPECT_EQ(bad_q + bad_s, 0) << what << ": " << bad_q << " codes and " << bad_s
+                              << " scales differ" << first.str();
+}
+
+// The host quantizer's result for finite input, as (codes, gemm_a_scales()).
+Quantized host_quantizer(ActQuantMode mode, const std::vector<float>& x, int64_t m, int64_t k,
+                         float static_s) {
+  const Fp8Tensor t = mode == ActQuantMode::kStaticPerTensor
+                          ? quantize_fp8_static(x.data(), m, k, static_s)
+                          : quantize_fp8(x.data(), m, k, Fp8Format{DType::kE4M3, act_quant_scaling(mode)});
+  return Quantized{t.codes, gemm_a_scales(t)};
+}
+
+std::string case_name(const ActQuantDesc& d, const char* flavor, uint32_t seed) {
+  return d.describe() + " flavor=" + flavor + " seed=" + std::to_string(seed);
+}
+
+// One case: GPU vs the CPU path, and (finite input) vs the host quantizer.
+void check_case(const ActQuantDesc& d, const std::vector<float>& x, const std::vector<uint8_t>& bytes,
+                float static_s, const std::string& what, bool finite = true) {
+  SCOPED_TRACE(what);
+  const Quantized gpu = run_gpu(d, bytes, static_s);
+  const Quantized cpu = run_cpu(d, bytes, static_s);
+  expect_same(gpu, cpu, d.k, what + " (gpu vs cpu path)");
+  if (finite) {
+    expect_same(gpu, host_quantizer(d.mode, x, d.m, d.k, static_s), d.k, what + " (gpu vs host quantizer)");
+    EXPECT_EQ(std::count(gpu.q.begin(), gpu.q.end(), uint8_t{0x7F}) +
+                  std::count(gpu.q.begin(), gpu.q.end(), uint8_t{0xFF}),
+              0)
+        << what << ": NaN codes from finite input";
+  }
+}
+
+void sweep(ActQuantMode mode, DType t) {
+  LOWBIT_REQUIRE_GPU();
+  for (Flavor f : {Flavor::kMixed, Flavor::kTies, Flavor::kTiny})
+    for (int64_t m : kMs)
+      for (int64_t k : kKs) {
+        const uint32_t seed = g_seed++;
+        std::mt19937 rng(seed);
+        const ActQuantDesc d = make_desc(mode, t, m, k);
+        const std::vector<float> x = make_values(mode, t, m, k, f, rng);
+        check_case(d, x, encode_rows(x, t, m, k, k, 0.0f), static_scale_of(f),
+                   case_name(d, flavor_name(f), seed));
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+}
+
+// ---------------------------------------------------------------------------------------
+// The sweep: every mode x dtype
+// ---------------------------------------------------------------------------------------
+TEST(smxx_fp8_act_quant, per_token_f16) { sweep(ActQuantMode::kDynamicPerToken, DType::kF16); }
+TEST(smxx_fp8_act_quant, per_token_bf16) { sweep(ActQuantMode::kDynamicPerToken, DType::kBF16); }
+TEST(smxx_fp8_act_quant, per_tensor_f16) { sweep(ActQuantMode::kDynamicPerTensor, DType::kF16); }
+TEST(smxx_fp8_act_quant, per_tensor_bf16) { sweep(ActQuantMode::kDynamicPerTensor, DType::kBF16); }
+TEST(smxx_fp8_act_quant, static_f16) { sweep(ActQuantMode::kStaticPerTensor, DType::kF16); }
+TEST(smxx_fp8_act_quant, static_bf16) { sweep(ActQuantMode::kStaticPerTensor, DType::kBF16); }
+TEST(smxx_fp8_act_quant, block1x128_f16) { sweep(ActQuantMode::kDynamicBlock1x128, DType::kF16); }
+TEST(smxx_fp8_act_quant, block1x128_bf16) { sweep(ActQuantMode::kDynamicBlock1x128, DType::kBF16); }
+
+// ---------------------------------------------------------------------------------------
+// Edges of the kernel design
+// ---------------------------------------------------------------------------------------
+
+// Rows of X `ld` elements apart with huge garbage in the gaps: only the k columns are read.
+TEST(smxx_fp8_act_quant, row_stride) {
+  LOWBIT_REQUIRE_GPU();
+  for (ActQuantMode mode : kModes)
+    for (DType t : kDTypes)
+      for (int64_t k : {16, 144, 4096})
+        for (int64_t pad : {8, 24}) {
+          const int64_t m = 5, ld = k + pad;
+          const uint32_t seed = g_seed++;
+          std::mt19937 rng(seed);
+          const std::vector<float> x = make_values(mode, t, m, k, Flavor::kMixed, rng);
+          const ActQuantDesc d = make_desc(mode, t, m, k, ld);
+          check_case(d, x, encode_rows(x, t, m, k, ld, 30000.0f), 0.02f, case_name(d, "mixed", seed));
+        }
+}
+
+// Rows longer than one chunk (threads_per_row is capped at 1024: k > 32768 takes several
+// passes; per-token then reads the later chunks twice).
+TEST(smxx_fp8_act_quant, long_rows_several_chunks) {
+  LOWBIT_REQUIRE_GPU();
+  for (ActQuantMode mode : kModes)
+    for (DType t : kDTypes)
+      for (int64_t k : {32768, 33024, 65552})
+        for (int64_t m : {1, 3}) {
+          const uint32_t seed = g_seed++;
+          std::mt19937 rng(seed);
+          const std::vector<float> x = make_values(mode, t, m, k, Flavor::kMixed, rng);
+          const ActQuantDesc d = make_desc(mode, t, m, k);
+          check_case(d, x, encode_rows(x, t, m, k, k, 0.0f), 0.02f, case_name(d, "mixed", seed));
+        }
+}
+
+// More rows than the per-tensor amax kernel has blocks (1024): its grid-stride row loop; and
+// many rows per block for short rows.
+TEST(smxx_fp8_act_quant, many_rows) {
+  LOWBIT_REQUIRE_GPU();
+  struct Shape {
+    int64_t m, k;
+  };
+  for (ActQuantMode mode : kModes)
+    // 20000 x 16 and 17000 x 64: 16 rows per block, 1250 / 1063 blocks; 1100 x 4096: a
+    // block per row, 1100 blocks.
+    for (const Shape& s : {Shape{20000, 16}, Shape{17000, 64}, Shape{1100, 4096}}) {
+      const DType t = DType::kBF16;
+      const uint32_t seed = g_seed++;
+      std::mt19937 rng(seed);
+      const std::vector<float> x = make_values(mode, t, s.m, s.k, Flavor::kMixed, rng);
+      const ActQuantDesc d = make_desc(mode, t, s.m, s.k);
+      check_case(d, x, encode_rows(x, t, s.m, s.k, s.k, 0.0f), 0.02f, case_name(d, "mixed", seed));
+    }
+}
+
+// NaN and +-inf inputs: the documented semantics (act_quant.hpp), the same on both devices.
+TEST(smxx_fp8_act_quant, non_finite_inputs) {
+  LOWBIT_REQUIRE_GPU();
+  for (ActQuantMode mode : kModes)
+    for (DType t : kDTypes)
+      for (int64_t k : {16, 144, 4096}) {
+        const int64_t m = 7;
+        const uint32_t seed = g_seed++;
+        std::mt19937 rng(seed);
+        std::vector<float> x = make_values(mode, t, m, k, Flavor::kMixed, rng);
+        std::vector<uint8_t> bytes = encode_rows(x, t, m, k, k, 0.0f);
+        // Raw 16-bit NaNs (quiet, signalling, both signs) and infinities at random places of
+        // rows 1..5; rows 0 and 6 stay finite.
+        const std::vector<uint16_t> specials =
+            t == DType::kF16 ? std::vector<uint16_t>{0x7E00, 0xFE00, 0x7C01, 0xFC01, 0x7C00, 0xFC00}
+                             : std::vector<uint16_t>{0x7FC0, 0xFFC0, 0x7F81, 0xFF81, 0x7F80, 0xFF80};
+        std::uniform_int_distribution<int64_t> col(0, k - 1);
+        for (int64_t r = 1; r <= 5; ++r)
+          for (int i = 0; i < 3; ++i) {
+            const uint16_t h = specials[static_cast<size_t>((r + i) % (r == 5 ? 4 : 6))];  // row 5: NaN only
+            std::memcpy(bytes.data() + 2 * (r * k + col(rng)), &h, 2);
+          }
+        const ActQuantDesc d = make_desc(mode, t, m, k);
+        check_case(d, x, bytes, 0.02f, case_name(d, "non-finite", seed), /*finite=*/false);
+      }
+}
+
+TEST(smxx_fp8_act_quant, static_scale_aliases_scales) {
+  LOWBIT_REQUIRE_GPU();
+  for (DType t : kDTypes) {
+    const int64_t m = 64, k = 4096;
+    std::mt19937 rng(g_seed++);
+    const std::vector<float> x = make_values(ActQuantMode::kStaticPerTensor, t, m, k, Flavor::kMixed, rng);
+    const ActQuantDesc d = make_desc(ActQuantMode::kStaticPerTensor, t, m, k);
+    const std::vector<uint8_t> bytes = encode_rows(x, t, m, k, k, 0.0f);
+    const Quantized gpu = run_gpu(d, bytes, 0.02f, /*alias=*/true);
+    expect_same(gpu, run_cpu(d, bytes, 0.02f), k, d.describe() + " (scales == static_scale)");
+  }
+}
+
+// run() is stream-ordered work only: captured in a CUDA graph and replayed (twice, with new
+// input between), it gives the CPU path's result.
+TEST(smxx_fp8_act_quant, graph_capture) {
+  LOWBIT_REQUIRE_GPU();
+  for (ActQuantMode mode : kModes) {
+    const DType t = DType::kBF16;
+    const int64_t m = 33, k = 1040;
+    const ActQuantDesc d = make_desc(mode, t, m, k);
+    ActQuant op(d, Device::cuda(0));
+    ASSERT_TRUE(op.can_implement().ok()) << op.can_implement().message();
+    DeviceBuffer dx(static_cast<size_t>(m * k * 2)), dq(static_cast<size_t>(m * k)),
+        dscales(static_cast<size_t>(op.scales_count()) * 4), dstatic(std::vector<float>{0.02f}),
+        dws(op.workspace_size());
+    StreamHolder stream;
+    ActQuantArgs a;
+    a.x = dx.get();
+    a.static_scale = dstatic.as<float>();
+    a.q = dq.get();
+    a.scales = dscales.as<float>();
+    cudaGraph_t graph = nullptr;
+    LOWBIT_CUDA_CHECK(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal));
+    const Status s = op.run(a, dws.get(), stream.get());
+    LOWBIT_CUDA_CHECK(cudaStreamEndCapture(stream.get(), &graph));
+    ASSERT_TRUE(s.ok()) << s.message();
+    cudaGraphExec_t exec = nullptr;
+    LOWBIT_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    for (int replay = 0; replay < 2; ++replay) {
+      const uint32_t seed = g_seed++;
+      std::mt19937 rng(seed);
+      const std::vector<float> x = make_values(mode, t, m, k, Flavor::kMixed, rng);
+      const std::vector<uint8_t> bytes = encode_rows(x, t, m, k, k, 0.0f);
+      dx.upload(bytes.data(), bytes.size());
+      dq.poison(stream.get());
+      dscales.poison(stream.get());
+      dws.poison(stream.get());
+      LOWBIT_CUDA_CHECK(cudaGraphLaunch(exec, stream.get()));
+      stream.sync();
+      Quantized gpu;
+      gpu.q = dq.download();
+      const std::vector<uint8_t> raw = dscales.download();
+      gpu.scales.resize(raw.size() / 4);
+      std::memcpy(gpu.scales.data(), raw.data(), raw.size());
+      expect_same(gpu, run_cpu(d, bytes, 0.02f), k, case_name(d, "graph replay", seed));
+    }
+    LOWBIT_CUDA_CHECK(cudaGraphExecDestroy(exec));
+    LOWBIT_CUDA_CHECK(cudaGraphDestroy(graph));
+  }
+}
+
+// Arguments the kernel cannot take give a failed Status and launch nothing.
+TEST(smxx_fp8_act_quant, argument_errors) {
+  LOWBIT_REQUIRE_GPU();
+  const int64_t m = 4, k = 64;
+  DeviceBuffer dx(static_cast<size_t>(m * k * 2 + 64)), dq(static_cast<size_t>(m * k + 64)),
+      dscales(64), dstatic(std::vector<float>{1.0f}), dws(64);
+  ActQuantArgs a;
+  a.x = dx.get();
+  a.static_scale = dstatic.as<float>();
+  a.q = dq.get();
+  a.scales = dscales.as<float>();
+  auto message = [&](ActQuantMode mode, const ActQuantArgs& args, void* ws) {
+    return ActQuant(make_desc(mode, DType::kF16, m, k), Device::cuda(0)).run(args, ws, nullptr).message();
+  };
+  for (ActQuantMode mode : kModes) EXPECT_EQ(message(mode, a, dws.get()), "") << act_quant_mode_name(mode);
+  ActQuantArgs b = a;
+  b.x = static_cast<const char*>(a.x) + 2;
+  EXPECT_NE(message(ActQuantMode::kDynamicPerToken, b, nullptr).find("x is not 16-byte aligned"), std::string::npos);
+  b = a;
+  b.q = static_cast<char*>(a.q) + 8;
+  EXPECT_NE(message(ActQuantMode::kDynamicPerToken, b, nullptr).find("q is not 16-byte aligned"), std::string::npos);
+  b = a;
+  b.scales = reinterpret_cast<float*>(static_cast<char*>(dscales.get()) + 2);
+  EXPECT_NE(message(ActQuantMode::kDynamicPerToken, b, nullptr).find("scales is not 4-byte aligned"),
+            std::string::npos);
+  b = a;
+  b.static_scale = nullptr;
+  EXPECT_NE(message(ActQuantMode::kStaticPerTensor, b, nullptr).find("static_scale is null"), std::string::npos);
+  EXPECT_NE(message(ActQuantMode::kDynamicPerTensor, a, nullptr).find("workspace is null"), std::string::npos);
+  EXPECT_NE(message(ActQuantMode::kDynamicPerTensor, a, static_cast<char*>(dws.get()) + 2)
+                .find("workspace is not 4-byte aligned"),
+            std::string::npos);
+  ActQuantDesc d = make_desc(ActQuantMode::kDynamicPerToken, DType::kF16, m, k, 68);
+  EXPECT_NE(ActQuant(d, Device::cuda(0)).can_implement().message().find("multiple of 8 on CUDA"),
+            std::string::npos);
+  d = make_desc(ActQuantMode::kDynamicPerToken, DType::kF16, m, k);
+  const Status missing = ActQuant(d, Device::cuda(1000)).can_implement();
+  EXPECT_FALSE(missing.ok());
+  EXPECT_EQ(missing.message().rfind("lowbit: ", 0), 0u) << missing.message();
+  LOWBIT_CUDA_CHECK(cudaDeviceSynchronize());  // nothing launched, nothing failed
+}
+
+// The outputs are GemmArgs::a / a_scales as they come from the GPU: the CPU GEMM gives the
+// same result, bit for bit, as with the host quantizer's operands.
+TEST(smxx_fp8_act_quant, outputs_drive_gemm) {
+  LOWBIT_REQUIRE_GPU();
+  const int64_t n = 64;
+  for (ActQuantMode mode : kModes)
+    for (DType t : kDTypes)
+      for (int64_t m : {5, 64})
+        for (int64_t k : {144, 4096}) {
+          const uint32_t seed = g_seed++;
+          std::mt19937 rng(seed);
+          const ActQuantDesc ad = make_desc(mode, t, m, k);
+          SCOPED_TRACE(ad.describe() + " seed=" + std::to_string(seed));
+          const std::vector<float> x = rounded(random_normal(rng, m * k), t);
+          const std::vector<float> w = random_normal(rng, n * k);
+          const Quantized gpu = run_gpu(ad, encode(x, t), 0.02f);
+
+          GemmDesc gd;
+          gd.m = m;
+          gd.n = n;
+          gd.k = k;
+          gd.a = ad.act_format();
+          Fp8Format wf;
+          wf.scaling = mode == ActQuantMode::kDynamicBlock1x128 ? Fp8Scaling::kBlock128x128 : Fp8Scaling::kPerRow;
+          gd.w = WeightFormat::fp8_format(wf);
+          gd.out_dtype = DType::kBF16;
+          Gemm g(gd, Device::cpu());
+          ASSERT_TRUE(g.can_implement().ok()) << g.can_implement().message();
+          const PackedWeight pw = g.pack(quantize_fp8(w.data(), n, k, wf));
+          std::vector<uint8_t> ws(g.workspace_size());
+          auto run = [&](const Quantized& aq) {
+            std::vector<uint8_t> out(static_cast<size_t>(m * n) * 2, 0xFF);
+            GemmArgs args;
+            args.a = aq.q.data();
+            args.a_scales = aq.scales.data();
+            args.w = pw.host_view();
+            args.out = out.data();
+            const Status st = g.run(args, ws.data());
+            EXPECT_TRUE(st.ok()) << st.message();
+            return out;
+          };
+          const std::vector<uint8_t> out = run(gpu);
+          EXPECT_EQ(out, run(host_quantizer(mode, x, m, k, 0.02f)));
+          const std::vector<float> outf = decode(out, DType::kBF16, m * n);
+          EXPECT_EQ(count_non_finite(outf), 0);
+          EXPECT_FALSE(all_zero(outf));
+        }
+}
+
+// ---------------------------------------------------------------------------------------
+// Micro benchmark (not a test: run with --gtest_also_run_disabled_tests)
+// ---------------------------------------------------------------------------------------
+// Median of 20 timed batches of 20 back-to-back runs, CUDA events; prints us per run and
+// GB/s of the bytes one run must move (X once, codes, scales; per-tensor dynamic reads X
+// twice, which the second figure counts).
+TEST(smxx_fp8_act_quant, DISABLED_bandwidth) {
+  LOWBIT_REQUIRE_GPU();
+  struct Shape {
+    int64_t m, k;
+  };
+  for (const Shape& s : {Shape{1, 4096}, Shape{16, 7168}, Shape{128, 7168}, Shape{4096, 7168},
+                         Shape{8192, 4096}, Shape{8192, 14336}})
+    for (ActQuantMode mode : kModes) {
+      const DType t = DType::kBF16;
+      const ActQuantDesc d = make_desc(mode, t, s.m, s.k);
+      ActQuant op(d, Device::cuda(0));
+      ASSERT_TRUE(op.can_implement().ok());
+      DeviceBuffer dx(static_cast<size_t>(s.m * s.k * 2)), dq(static_cast<size_t>(s.m * s.k)),
+          dscales(static_cast<size_t>(op.scales_count()) * 4), dstatic(std::vector<float>{0.02f}),
+          dws(op.workspace_size());
+      LOWBIT_CUDA_CHECK(cudaMemset(dx.get(), 0x3C, dx.bytes()));  // finite values
+      StreamHolder stream;
+      ActQuantArgs a;
+      a.x = dx.get();
+      a.static_scale = dstatic.as<float>();
+      a.q = dq.get();
+      a.scales = dscales.as<float>();
+      cudaEvent_t start, stop;
+      LOWBIT_CUDA_CHECK(cudaEventCreate(&start));
+      LOWBIT_CUDA_CHECK(cudaEventCreate(&stop));
+      constexpr int kRuns = 20;
+      for (int i = 0; i < 5; ++i) ASSERT_TRUE(op.run(a, dws.get(), stream.get()).ok());
+      std::vector<float> ms;
+      for (int batch = 0; batch < 20; ++batch) {
+        LOWBIT_CUDA_CHECK(cudaEventRecord(start, stream.get()));
+        for (int i = 0; i < kRuns; ++i) (void)op.run(a, dws.get(), stream.get());
+        LOWBIT_CUDA_CHECK(cudaEventRecord(stop, stream.get()));
+        LOWBIT_CUDA_CHECK(cudaEventSynchronize(stop));
+        float t_ms = 0.0f;
+        LOWBIT_CUDA_CHECK(cudaEventElapsedTime(&t_ms, start, stop));
+        ms.push_back(t_ms / kRuns);
+      }
+      std::sort(ms.begin(), ms.end());
+      const double us = ms[ms.size() / 2] * 1e3;
+      const double bytes = static_cast<double>(s.m * s.k) * 3 + 4.0 * static_cast<double>(op.scales_count());
+      const double moved = bytes + (mode == ActQuantMode::kDynamicPerTensor ? 2.0 * s.m * s.k : 0.0);
+      std::printf("act_quant %-10s m=%-5lld k=%-6lld %9.2f us %8.1f GB/s (moved %8.1f GB/s)\n",
+                  act_quant_mode_name(mode), static_cast<long long>(s.m), static_cast<long long>(s.k),
+                  us, bytes / us * 1e-3, moved / us * 1e-3);
+      LOWBIT_CUDA_CHECK(cudaEventDestroy(start));
+      LOWBIT_CUDA_CHECK(cudaEventDestroy(stop));
+    }
+}
+
+}  // namespace
+}  // namespace lowbit::test

@@ -1,0 +1,269 @@
+// sm90_fp8_gemm (Hopper TMA + wgmma fp8 GEMM) through the public lowbit::Gemm API, against
+// the CPU reference (dequantize the same fp8 operands, fp64-accumulated GEMM).
+//
+// Every case: random operands with rows of different magnitudes (so row and block scales
+// differ), output poisoned (NaN) before the run, then: every element written and finite,
+// relative Frobenius error <= max(2e-3, output rounding: f16 1e-3, bf16 8e-3). Forced plans
+// cover every tile configuration and split counts; shapes cover partial 128-blocks along n
+// and k (n = 576, 144; k = 400), m = 1 .. 8192. Cases named *Large* are the slow ones
+// (skipped with LOWBIT_TEST_SMALL=1, as under compute-sanitizer).
+#include <algorithm>
+#include <cstdlib>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cuda/fp8_gemm/sm90_fp8_gemm_family.hpp"
+#include "cuda/fp8_gemm/sm90_fp8_gemm_params.hpp"
+#include "cuda/heuristics/gpu_spec.hpp"
+#include "lowbit/formats.hpp"
+#include "lowbit/gemm.hpp"
+#include "lowbit/quantize.hpp"
+#include "lowbit/reference.hpp"
+#include "test_gpu_common.hpp"
+
+namespace lowbit::test {
+namespace {
+
+constexpr const char* kFamily = "sm90_fp8_gemm";
+
+bool on_hopper() {
+  const std::vector<GpuInfo> gpus = list_gpus();
+  return !gpus.empty() && gpus[0].cc() == 90;
+}
+
+#define LOWBIT_REQUIRE_HOPPER()                                     \
+  do {                                                              \
+    LOWBIT_REQUIRE_GPU();                                           \
+    if (!on_hopper()) GTEST_SKIP() << "sm90_fp8_gemm needs sm_90"; \
+  } while (0)
+
+struct Mode {
+  Fp8Scaling a, w;
+};
+const Mode kTensor{Fp8Scaling::kPerTensor, Fp8Scaling::kPerTensor};
+const Mode kRow{Fp8Scaling::kPerRow, Fp8Scaling::kPerRow};
+const Mode kTensorRow{Fp8Scaling::kPerTensor, Fp8Scaling::kPerRow};
+const Mode kRowTensor{Fp8Scaling::kPerRow, Fp8Scaling::kPerTensor};
+const Mode kBlock{Fp8Scaling::kBlock1x128, Fp8Scaling::kBlock128x128};
+
+GemmDesc desc_of(const Mode& mode, int64_t m, int64_t n, int64_t k, DType out, bool bias) {
+  GemmDesc d;
+  d.m = m;
+  d.n = n;
+  d.k = k;
+  d.a.dtype = DType::kE4M3;
+  d.a.fp8_scaling = mode.a;
+  d.w = WeightFormat::fp8_format(Fp8Format{DType::kE4M3, mode.w});
+  d.out_dtype = out;
+  d.has_bias = bias;
+  return d;
+}
+
+std::vector<float> graded(std::mt19937& rng, int64_t rows, int64_t cols) {
+  std::vector<float> v = random_normal(rng, rows * cols);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      v[static_cast<std::size_t>(r * cols + c)] *= std::ldexp(1.0f, static_cast<int>((r * 5 + c / 128) % 7) - 3);
+  return v;
+}
+
+template <typename T>
+std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
+  std::vector<uint8_t> out(v.size() * sizeof(T));
+  if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
+  return out;
+}
+
+// One problem's operands, quantized on the host; the reference output.
+struct Operands {
+  Fp8Tensor qa, qw;
+  std::vector<float> bias;  // rounded to the output dtype
+  std::vector<float> ref;
+};
+
+Operands make_operands(const GemmDesc& d, uint32_t seed) {
+  std::mt19937 rng(seed);
+  Operands o;
+  const std::vector<float> w = graded(rng, d.n, d.k);
+  o.qw = quantize_fp8(w.data(), d.n, d.k, d.w.fp8);
+  const std::vector<float> a = graded(rng, d.m, d.k);
+  o.qa = quantize_fp8(a.data(), d.m, d.k, Fp8Format{DType::kE4M3, d.a.fp8_scaling});
+  if (d.has_bias) o.bias = rounded(random_normal(rng, d.n), d.out_dtype);
+  const std::vector<float> a_ref = dequantize(o.qa), w_ref = dequantize(o.qw);
+  o.ref.resize(static_cast<std::size_t>(d.m * d.n));
+  gemm_nt_reference(a_ref.data(), w_ref.data(), d.has_bias ? o.bias.data() : nullptr, d.m, d.n, d.k, o.ref.data());
+  return o;
+}
+
+// Runs `g` once on device copies of `o` and returns the raw output bytes.
+std::vector<uint8_t> run_once(const Gemm& g, const Operands& o) {
+  const GemmDesc& d = g.desc();
+  const PackedWeight pw = g.pack(o.qw);
+  DeviceBuffer d_a(o.qa.codes), d_as(bytes_of(gemm_a_scales(o.qa))), d_w(pw.data), d_ws(pw.scales);
+  DeviceBuffer d_bias(d.has_bias ? encode(o.bias, d.out_dtype) : std::vector<uint8_t>());
+  DeviceBuffer d_out(static_cast<std::size_t>(d.m * d.n) * dtype_size(d.out_dtype));
+  DeviceBuffer workspace(g.workspace_size());
+  StreamHolder stream;
+  d_out.poison(stream.get());
+  workspace.poison(stream.get());
+  GemmArgs args;
+  args.a = d_a.get();
+  args.a_scales = d_as.get();
+  args.w = WeightView{d_w.get(), d_ws.get(), nullptr, nullptr};
+  args.bias = d.has_bias ? d_bias.get() : nullptr;
+  args.out = d_out.get();
+  const Status s = g.run(args, workspace.get(), stream.get());
+  EXPECT_TRUE(s.ok()) << s.message();
+  stream.sync();
+  return d_out.download();
+}
+
+double tolerance(DType out) { return out == DType::kBF16 ? 8e-3 : 2e-3; }
+
+void check(const Gemm& g, const Operands& o) {
+  const GemmDesc& d = g.desc();
+  std::ostringstream what;
+  what << d.describe() << ", kernel " << g.kernel_name();
+  const std::vector<float> out = decode(run_once(g, o), d.out_dtype, d.m * d.n);
+  ASSERT_EQ(count_non_finite(out), 0) << "outputs not written or not finite: " << what.str();
+  EXPECT_FALSE(all_zero(out)) << what.str();
+  const double err = relative_error(out.data(), o.ref.data(), static_cast<int64_t>(out.size()));
+  EXPECT_LE(err, tolerance(d.out_dtype)) << "relative Frobenius error " << err << ": " << what.str();
+}
+
+// Through the heuristic's plan.
+void run_case(const Mode& mode, int64_t m, int64_t n, int64_t k, DType out, bool bias) {
+  const GemmDesc d = desc_of(mode, m, n, k, out, bias);
+  SCOPED_TRACE(d.describe());
+  Gemm g(d, Device::cuda(0), GemmOptions{kFamily});
+  ASSERT_TRUE(g.can_implement().ok()) << g.can_implement().message();
+  ASSERT_EQ(g.weight_layout(), "fp8_nk");
+  check(g, make_operands(d, static_cast<uint32_t>(m * 131 + n * 7 + k)));
+}
+
+// Through a forced plan (the implementation directly, as the Gemm would hold it).
+void run_plan(const Mode& mode, int64_t m, int64_t n, int64_t k, int config, int splits) {
+  const GemmDesc d = desc_of(mode, m, n, k, DType::kBF16, true);
+  SCOPED_TRACE(d.describe() + " config " + cuda::kSm90Fp8Configs[config].tag + " splits " + std::to_string(splits));
+  const Operands o = make_operands(d, static_cast<uint32_t>(7 * config + splits));
+  auto impl = cuda::sm90_fp8_gemm_make_with_plan(d, cuda::gpu_spec(0), cuda::Sm90Fp8Plan{config, splits, ""});
+  const PackedWeight pw = impl->pack(o.qw);
+  DeviceBuffer d_a(o.qa.codes), d_as(bytes_of(gemm_a_scales(o.qa))), d_w(pw.data), d_ws(pw.scales);
+  DeviceBuffer d_bias(encode(o.bias, d.out_dtype));
+  DeviceBuffer d_out(static_cast<std::size_t>(d.m * d.n) * 2), workspace(impl->workspace_size());
+  StreamHolder stream;
+  d_out.poison(stream.get());
+  GemmArgs args;
+  args.a = d_a.get();
+  args.a_scales = d_as.get();
+  args.w = WeightView{d_w.get(), d_ws.get(), nullptr, nullptr};
+  args.bias = d_bias.get();
+  args.out = d_out.get();
+  const Status s = impl->run(args, workspace.get(), stream.get());
+  ASSERT_TRUE(s.ok()) << s.message();
+  stream.sync();
+  const std::vector<float> out = decode(d_out.download(), d.out_dtype, d.m * d.n);
+  ASSERT_EQ(count_non_finite(out), 0) << impl->name();
+  const double err = relative_error(out.data(), o.ref.data(), static_cast<int64_t>(out.size()));
+  EXPECT_LE(err, tolerance(d.out_dtype)) << "relative Frobenius error " << err << ", " << impl->name();
+}
+
+const std::vector<int64_t> kMs = {1, 2, 7, 16, 33, 64, 65, 100, 257};
+
+TEST(sm90_fp8_gemm, tensor_scaling) {
+  LOWBIT_REQUIRE_HOPPER();
+  for (int64_t m : kMs) run_case(kTensor, m, 256, 512, DType::kBF16, false);
+  for (int64_t m : {1, 64, 129}) run_case(kTensor, m, 576, 7168, DType::kF16, true);
+}
+
+TEST(sm90_fp8_gemm, row_scaling) {
+  LOWBIT_REQUIRE_HOPPER();
+  for (int64_t m : kMs) run_case(kRow, m, 256, 512, DType::kBF16, true);
+  for (int64_t m : {3, 80}) {
+    run_case(kTensorRow, m, 384, 256, DType::kF16, false);
+    run_case(kRowTensor, m, 384, 256, DType::kBF16, true);
+  }
+}
+
+TEST(sm90_fp8_gemm, block_scaling) {
+  LOWBIT_REQUIRE_HOPPER();
+  for (int64_t m : kMs) run_case(kBlock, m, 256, 512, DType::kBF16, false);
+  for (int64_t m : {1, 5, 128}) run_case(kBlock, m, 576, 7168, DType::kBF16, false);
+  run_case(kBlock, 40, 1536, 7168, DType::kF16, true);
+}
+
+// Partial 128-blocks along n and k, the smallest shape, one K block.
+TEST(sm90_fp8_gemm, edges) {
+  LOWBIT_REQUIRE_HOPPER();
+  for (const Mode& mode : {kTensor, kRow, kBlock})
+    for (int64_t m : {1, 17, 70}) {
+      run_case(mode, m, 144, 400, DType::kBF16, true);
+      run_case(mode, m, 16, 16, DType::kF16, false);
+      run_case(mode, m, 208, 128, DType::kBF16, false);
+    }
+}
+
+TEST(sm90_fp8_gemm, forced_plans) {
+  LOWBIT_REQUIRE_HOPPER();
+  for (int c = 0; c < cuda::kSm90Fp8ConfigCount; ++c)
+    for (int splits : {1, 2, 3, 7})
+      for (const Mode& mode : {kTensor, kBlock}) run_plan(mode, 70, 320, 7 * 128 - 48, c, splits);
+}
+
+TEST(sm90_fp8_gemm, deterministic) {
+  LOWBIT_REQUIRE_HOPPER();
+  for (const Mode& mode : {kTensor, kBlock})
+    for (int64_t m : {1, 300}) {
+      const GemmDesc d = desc_of(mode, m, 512, 4096, DType::kBF16, false);
+      Gemm g(d, Device::cuda(0), GemmOptions{kFamily});
+      ASSERT_TRUE(g.can_implement().ok()) << g.can_implement().message();
+      const Operands o = make_operands(d, 5);
+      EXPECT_TRUE(run_once(g, o) == run_once(g, o)) << g.kernel_name() << " differs between two runs";
+    }
+}
+
+TEST(sm90_fp8_gemm, refusals_name_the_rule) {
+  LOWBIT_REQUIRE_HOPPER();
+  auto reason = [](const GemmDesc& d) { return Gemm(d, Device::cuda(0), GemmOptions{kFamily}).can_implement().message(); };
+  EXPECT_NE(reason(desc_of(kTensor, 4, 256, 520, DType::kBF16, false)).find("multiple of 16"),
+            std::string::npos);
+  EXPECT_NE(reason(desc_of(kTensor, 4, 264, 512, DType::kBF16, false)).find("multiple of 16"), std::string::npos);
+  EXPECT_NE(reason(desc_of(kTensor, 4, 256, 512, DType::kF32, false)).find("f16 or bf16"), std::string::npos);
+  GemmDesc e5 = desc_of(kTensor, 4, 256, 512, DType::kBF16, false);
+  e5.w.fp8.dtype = DType::kE5M2;
+  EXPECT_NE(reason(e5).find("e4m3fn"), std::string::npos);
+  const Mode odd{Fp8Scaling::kBlock1x128, Fp8Scaling::kPerRow};
+  EXPECT_NE(reason(desc_of(odd, 4, 256, 512, DType::kBF16, false)).find("1x128 x row"), std::string::npos)
+      << reason(desc_of(odd, 4, 256, 512, DType::kBF16, false));
+}
+
+// The default selection on Hopper: this family for e4m3 problems with m > 16, sm89_fp8_gemm
+// for m <= 16 (select.cpp, measured rule).
+TEST(sm90_fp8_gemm, chosen_by_default) {
+  LOWBIT_REQUIRE_HOPPER();
+  for (int64_t m : {17, 64, 4096}) {
+    Gemm g(desc_of(kBlock, m, 1536, 7168, DType::kBF16, false), Device::cuda(0));
+    ASSERT_TRUE(g.can_implement().ok()) << g.can_implement().message();
+    EXPECT_EQ(g.kernel_name().rfind("sm90_fp8_gemm", 0), 0u) << m << ": " << g.kernel_name();
+  }
+  for (int64_t m : {1, 16}) {
+    Gemm g(desc_of(kTensor, m, 1536, 7168, DType::kBF16, false), Device::cuda(0));
+    ASSERT_TRUE(g.can_implement().ok()) << g.can_implement().message();
+    EXPECT_EQ(g.kernel_name().rfind("sm89_fp8_gemm", 0), 0u) << m << ": " << g.kernel_name();
+  }
+}
+
+TEST(sm90_fp8_gemm, Large_shapes) {
+  LOWBIT_REQUIRE_HOPPER();
+  const char* small = std::getenv("LOWBIT_TEST_SMALL");
+  if (small != nullptr && small[0] == '1') GTEST_SKIP() << "large shapes are skipped in LOWBIT_TEST_SMALL mode";
+  run_case(kTensor, 8192, 512, 1024, DType::kBF16, false);
+  run_case(kBlock, 8192, 576, 1024, DType::kBF16, false);
+  run_case(kTensor, 1024, 4096, 4096, DType::kBF16, true);
+  run_case(kBlock, 4096, 7168, 2048, DType::kBF16, false);
+}
+
+}  // namespace
+}  // namespace lowbit::test
