@@ -214,14 +214,14 @@ struct Sm89Fp8Gemm {
       const uint32_t st = smem_addr + static_cast<uint32_t>(slot * stage_stride);
       copy_rows(std::integral_constant<int, kWH>{}, st + static_cast<uint32_t>(ld_off), w_src, w_rows, kst);
       if constexpr (BLOCK) {
-        if (tid < kSwUnits) {
+        if (tid < 4 * kSwUnits) {
           // Window of 4 kSwUnits floats from the 16-byte-aligned element at or before
-          // sw[nb][kst / 128]; elements past the array are zero-filled.
+          // sw[nb][kst / 128], one float per thread (4-byte copies: the grid can be shorter
+          // than 16 bytes); elements past the array are zero-filled.
           const int64_t first = (sw_row_base + kst / 128) & ~int64_t{3};
-          const int64_t elem = first + 4 * tid;
-          const int64_t left = sw_total - elem;
-          const uint32_t bytes = left >= 4 ? 16u : left > 0 ? static_cast<uint32_t>(left) * 4u : 0u;
-          ptx::cp_async_16_zfill(st + kWBytes + kSaBytes + 16 * tid, bytes > 0 ? p.sw + elem : p.sw, bytes);
+          const int64_t elem = first + tid;
+          const bool in = elem < sw_total;
+          ptx::cp_async_4_zfill(st + kWBytes + kSaBytes + 4 * tid, in ? p.sw + elem : p.sw, in ? 4u : 0u);
         }
       }
     };

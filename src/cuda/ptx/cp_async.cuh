@@ -41,6 +41,15 @@ LOWBIT_DEVICE void cp_async_16_zfill(uint32_t smem_addr, const void* gmem, uint3
                "r"(src_bytes));
 }
 
+// 4 bytes global -> shared (cp.async.ca: sizes below 16 must go through L1), of which the
+// first `src_bytes` (0 or 4) come from global and the rest is zero-filled. For small arrays
+// read element by element: a 16-byte copy with src-size < 16 is legal PTX but
+// compute-sanitizer memcheck counts it as a 16-byte read and reports the bytes past the end
+// of a short allocation (seen 2026-11-21, H200, a 1-element weight-scale grid).
+LOWBIT_DEVICE void cp_async_4_zfill(uint32_t smem_addr, const void* gmem, uint32_t src_bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(smem_addr), "l"(gmem), "r"(src_bytes));
+}
+
 LOWBIT_DEVICE void cp_async_commit() { asm volatile("cp.async.commit_group;" ::); }
 
 // Waits until at most kPending of this thread's committed groups are still in flight.
