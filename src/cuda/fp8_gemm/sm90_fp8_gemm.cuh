@@ -36,6 +36,7 @@
 #include "cuda/ptx/cp_async_bulk.cuh"
 #include "cuda/ptx/cvta.cuh"
 #include "cuda/ptx/mbarrier.cuh"
+#include "cuda/ptx/named_barrier.cuh"
 #include "cuda/ptx/smxx_config.hpp"
 #include "cuda/ptx/tma.cuh"
 #include "cuda/ptx/wgmma.cuh"

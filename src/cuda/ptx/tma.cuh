@@ -72,12 +72,6 @@ LOWBIT_DEVICE void tma_store_wait_all() {
 #endif
 }
 
-// bar.sync id, count: a named barrier among `count` threads (a multiple of 32) of the CTA, so
-// that one warpgroup can synchronize without the others (id 0 is __syncthreads()'s).
-LOWBIT_DEVICE void named_barrier_sync(uint32_t id, uint32_t count) {
-  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
-}
-
 // prefetch.tensormap: brings the map's 128 bytes into the TMA unit's cache before first use.
 LOWBIT_DEVICE void tma_prefetch_descriptor(const CUtensorMap* map) {
 #if LOWBIT_HAS_SM90
