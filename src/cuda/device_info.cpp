@@ -257,6 +257,15 @@ bool ptx_jits_to(const ArchEntry& e, int cc) {
 
 }  // namespace
 
+bool build_has_arch_specific_code_for(int cc) {
+  for (const std::string& item : built_cuda_archs()) {
+    if (item == "native" || item == "all" || item == "all-major") return true;
+    ArchEntry e;
+    if (parse_arch(item, &e) && e.variant == 'a' && e.arch == cc) return true;
+  }
+  return false;
+}
+
 bool build_has_code_for(int cc, int min_arch) {
   int best_sass = -1;
   int best_ptx = -1;

@@ -58,6 +58,9 @@ TEST(device_info, build_has_code_for_default_archs) {
   EXPECT_TRUE(cuda::build_has_code_for(100, 89));   // compute_89 PTX, JIT-compiled
   EXPECT_FALSE(cuda::build_has_code_for(100, 90));  // compute_90a PTX does not JIT to 10.0
   EXPECT_FALSE(cuda::build_has_code_for(75, 70));   // nothing runs on 7.5
+  EXPECT_TRUE(cuda::build_has_arch_specific_code_for(90));   // 90a: wgmma kernels exist
+  EXPECT_FALSE(cuda::build_has_arch_specific_code_for(89));  // 89 is not arch-specific
+  EXPECT_FALSE(cuda::build_has_arch_specific_code_for(100));
 }
 
 TEST(device_info, gpus_and_families) {

@@ -175,8 +175,10 @@ Status sm90_fp8_gemm_runs_on(const GpuSpec& gpu) {
   if (gpu.cc != 90)
     return Status::Fail(std::string(kWho) + "needs a Hopper GPU (sm_90a: wgmma, TMA); " + gpu.name + " is sm_" +
                         std::to_string(gpu.cc));
-  if (!build_has_code_for(gpu.cc, 90))
-    return Status::Fail(std::string(kWho) + "this build has no sm_90a code (LOWBIT_CUDA_ARCHITECTURES needs 90a)");
+  if (!build_has_arch_specific_code_for(90))
+    return Status::Fail(std::string(kWho) +
+                        "this build has no sm_90a code (wgmma needs the arch-specific target: "
+                        "LOWBIT_CUDA_ARCHITECTURES must list 90a, not only 90)");
   return Status::Ok();
 }
 

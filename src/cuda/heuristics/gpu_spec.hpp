@@ -27,4 +27,8 @@ const GpuSpec& gpu_spec(int device);
 // major; sm_90a only on 9.0.
 bool build_has_code_for(int cc, int min_arch);
 
+// Whether this build carries arch-specific code for exactly compute capability `cc` ("90a"
+// for 9.0): what kernels using wgmma or setmaxnreg need (a plain "90" build traps there).
+bool build_has_arch_specific_code_for(int cc);
+
 }  // namespace lowbit::cuda
