@@ -31,6 +31,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "cuda/fp8_gemm/sm90_fp8_gemm_params.hpp"
 #include "cuda/ptx/cp_async_bulk.cuh"
@@ -183,30 +184,33 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
   // Iteration `i`'s group has completed: read its activation scales, release its stage,
   // promote d into acc (block mode: times sa[row, kb] * sw[n block, kb], `sw` the weight
   // scales of the tile's one or two n blocks for that K block).
-  auto finish = [&](float (&d)[BN / 2], uint32_t i, float2 sw, int split_col) {
+  // `hi_from` (a std::integral_constant): the first 8-column group of the tile that takes the
+  // second n block's weight scale (BN / 8: none). A compile-time boundary, so that the
+  // promotion is 4 FMUL + BN / 2 FFMA; a run-time one cost a select and a multiply per group.
+  auto finish = [&](auto hi_from, float (&d)[BN / 2], uint32_t i, float2 sw) {
     ptx::wgmma_fence_operand(d);
     const int s = static_cast<int>(i % kStages);
-    float a0 = 1.f, a1 = 1.f;
     if constexpr (kBlock) {
-      a0 = sa_smem[s * BM + row_in_tile];
-      a1 = sa_smem[s * BM + row_in_tile + 8];
-    }
-    __syncwarp();
-    if (lane == 0) ptx::mbarrier_arrive(empty(s));
-    const float s0 = a0 * sw.x, s1 = a1 * sw.x, s0b = a0 * sw.y, s1b = a1 * sw.y;
+      constexpr int kHiFrom = decltype(hi_from)::value;
+      const float a0 = sa_smem[s * BM + row_in_tile], a1 = sa_smem[s * BM + row_in_tile + 8];
+      __syncwarp();
+      if (lane == 0) ptx::mbarrier_arrive(empty(s));
+      const float s0 = a0 * sw.x, s1 = a1 * sw.x, s0b = a0 * sw.y, s1b = a1 * sw.y;
 #pragma unroll
-    for (int j = 0; j < BN / 8; ++j) {
-      if constexpr (kBlock) {
-        const bool hi = kTwoScaleBlocks && 8 * j >= split_col;
-        const float x0 = hi ? s0b : s0, x1 = hi ? s1b : s1;
+      for (int j = 0; j < BN / 8; ++j) {
+        const float x0 = j >= kHiFrom ? s0b : s0, x1 = j >= kHiFrom ? s1b : s1;
         acc[4 * j + 0] = fmaf(d[4 * j + 0], x0, acc[4 * j + 0]);
         acc[4 * j + 1] = fmaf(d[4 * j + 1], x0, acc[4 * j + 1]);
         acc[4 * j + 2] = fmaf(d[4 * j + 2], x1, acc[4 * j + 2]);
         acc[4 * j + 3] = fmaf(d[4 * j + 3], x1, acc[4 * j + 3]);
-      } else {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc[4 * j + e] += d[4 * j + e];
       }
+    } else {
+      (void)hi_from;
+      (void)sw;
+      __syncwarp();
+      if (lane == 0) ptx::mbarrier_arrive(empty(s));
+#pragma unroll
+      for (int j = 0; j < BN / 2; ++j) acc[j] += d[j];
     }
   };
 
@@ -227,15 +231,24 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
       return make_float2(__ldg(sw0 + kb), kTwoScaleBlocks ? __ldg(sw1 + kb) : 0.f);
     };
     const int nk = un.kb_end - un.kb_begin;
-    {
+    auto k_loop = [&](auto hi_from) {
       float2 sw_next = load_sw(un.kb_begin);
       for (int i = 0; i < nk; ++i) {
         const float2 sw = sw_next;
         if (i + 1 < nk) sw_next = load_sw(un.kb_begin + i + 1);
         issue(t0, it + i);
         ptx::wgmma_wait_group<0>();
-        finish(t0, it + i, sw, split_col);
+        finish(hi_from, t0, it + i, sw);
       }
+    };
+    if constexpr (kBlock && kTwoScaleBlocks) {
+      // BN = 192: n0 is a multiple of 64, so the second n block starts at column 64 or 128.
+      if (split_col == 64)
+        k_loop(std::integral_constant<int, 8>{});
+      else
+        k_loop(std::integral_constant<int, 16>{});
+    } else {
+      k_loop(std::integral_constant<int, BN / 8>{});
     }
     it += nk;
 
