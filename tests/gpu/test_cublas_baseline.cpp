@@ -225,13 +225,6 @@ std::vector<float> graded(std::mt19937& rng, int64_t rows, int64_t cols) {
   return v;
 }
 
-template <typename T>
-std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
-  std::vector<uint8_t> out(v.size() * sizeof(T));
-  if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
-  return out;
-}
-
 void run_fp8(const Fp8Case& c, const std::vector<int64_t>& ms, const std::vector<NK>& shapes) {
   std::mt19937 rng(4321);
   for (const NK& s : shapes) {

@@ -16,17 +16,15 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <limits>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "act_quant_cases.hpp"
 #include "lowbit/act_quant.hpp"
 #include "lowbit/formats.hpp"
 #include "lowbit/gemm.hpp"
@@ -36,159 +34,11 @@
 namespace lowbit::test {
 namespace {
 
-constexpr int64_t kMs[] = {1, 3, 4, 5, 64, 129};
-constexpr int64_t kKs[] = {16, 112, 128, 144, 4096};
-constexpr ActQuantMode kModes[] = {ActQuantMode::kDynamicPerToken, ActQuantMode::kDynamicPerTensor,
-                                   ActQuantMode::kStaticPerTensor, ActQuantMode::kDynamicBlock1x128};
-constexpr DType kDTypes[] = {DType::kF16, DType::kBF16};
-
 uint32_t g_seed = 9100;  // each case draws the next seed; printed in the failure message
 
 // ---------------------------------------------------------------------------------------
-// Inputs (the generator of tests/cpu/test_act_quant.cpp)
+// Running (the inputs and run_cpu(): act_quant_cases.hpp)
 // ---------------------------------------------------------------------------------------
-enum class Flavor { kMixed, kTies, kTiny };
-const char* flavor_name(Flavor f) {
-  return f == Flavor::kMixed ? "mixed" : f == Flavor::kTies ? "ties" : "tiny";
-}
-// The static scale of each flavor: inexact 1/s, exact 1/s (ties land), tiny.
-float static_scale_of(Flavor f) {
-  return f == Flavor::kMixed ? 0.02f : f == Flavor::kTies ? 1.0f : 1e-6f;
-}
-
-float decode16(uint16_t h, DType t) {
-  uint8_t b[2];
-  std::memcpy(b, &h, 2);
-  return load_as_f32(b, t, 0);
-}
-
-// Every e4m3 value up to 448, every midpoint, and each midpoint's neighbours in `t`.
-std::vector<float> tie_values(DType t) {
-  std::vector<float> e4m3;
-  for (int c = 0; c < 0x7F; ++c) e4m3.push_back(e4m3_to_f32(static_cast<uint8_t>(c)));
-  std::vector<float> out;
-  for (size_t i = 0; i < e4m3.size(); ++i) {
-    out.push_back(e4m3[i]);
-    if (i + 1 == e4m3.size()) break;
-    const float mid = static_cast<float>((static_cast<double>(e4m3[i]) + e4m3[i + 1]) / 2);
-    out.push_back(mid);
-    uint8_t b[2];
-    store_from_f32(b, t, 0, mid);
-    uint16_t h;
-    std::memcpy(&h, b, 2);
-    out.push_back(decode16(static_cast<uint16_t>(h + 1), t));
-    if (h > 0) out.push_back(decode16(static_cast<uint16_t>(h - 1), t));
-  }
-  return out;
-}
-
-std::vector<float> saturating_values(DType t) {
-  std::vector<float> v = {449.0f, 456.0f, 460.0f, 464.0f, 468.0f, 480.0f, 500.0f, 1000.0f, 65504.0f};
-  if (t == DType::kBF16) v.push_back(1e30f);
-  return v;
-}
-
-float kind_value(int kind, DType t, std::mt19937& rng) {
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::uniform_real_distribution<float> u(0.0f, 1.0f);
-  float v = 0.0f;
-  switch (kind) {
-    case 0: v = normal(rng); break;                                            // plain
-    case 1: v = normal(rng) * std::pow(10.0f, -4.0f + 8.0f * u(rng)); break;   // wide range
-    case 2: v = normal(rng) * 1e-6f; break;                                    // amax < 1e-4
-    case 3: v = u(rng) < 0.5f ? 0.0f : -0.0f; break;                           // +-0 only
-    case 4: v = normal(rng) * (t == DType::kBF16 ? 1e30f : 1e3f); break;       // large
-    default: {                                                                 // subnormals
-      std::uniform_int_distribution<int> bits(0, 0xFFFF);
-      const int b = bits(rng);
-      v = decode16(static_cast<uint16_t>(b & (t == DType::kBF16 ? 0x807F : 0x83FF)), t);
-      break;
-    }
-  }
-  if (t == DType::kF16) v = std::clamp(v, -60000.0f, 60000.0f);
-  return v;
-}
-
-// X (m, k) as fp32 values exactly representable in `t`.
-std::vector<float> make_values(ActQuantMode mode, DType t, int64_t m, int64_t k, Flavor f,
-                               std::mt19937& rng) {
-  std::vector<float> x(static_cast<size_t>(m * k));
-  std::uniform_real_distribution<float> u(0.0f, 1.0f);
-  const std::vector<float> ties = tie_values(t), sat = saturating_values(t);
-  std::uniform_int_distribution<size_t> pick_tie(0, ties.size() - 1), pick_sat(0, sat.size() - 1);
-  const int64_t kb = (k + 127) / 128;
-  for (int64_t r = 0; r < m; ++r)
-    for (int64_t c = 0; c < k; ++c) {
-      float v = 0.0f;
-      switch (f) {
-        case Flavor::kMixed:
-          v = kind_value(static_cast<int>((mode == ActQuantMode::kDynamicBlock1x128 ? r + c / 128 : r) % 6),
-                         t, rng);
-          break;
-        case Flavor::kTies:
-          v = ties[pick_tie(rng)];
-          if (mode == ActQuantMode::kStaticPerTensor && u(rng) < 0.03f) v = sat[pick_sat(rng)];
-          if (u(rng) < 0.5f) v = -v;
-          break;
-        case Flavor::kTiny:
-          v = kind_value(2, t, rng);
-          break;
-      }
-      x[static_cast<size_t>(r * k + c)] = v;
-    }
-  if (f == Flavor::kTies)  // one +-448 in every 128-column block of every row: inv = 1 everywhere
-    for (int64_t r = 0; r < m; ++r)
-      for (int64_t b = 0; b < kb; ++b) {
-        const int64_t len = std::min<int64_t>(128, k - b * 128);
-        x[static_cast<size_t>(r * k + b * 128 + (r * 37 + b * 11) % len)] = (r + b) % 2 ? -448.0f : 448.0f;
-      }
-  return rounded(x, t);
-}
-
-// X (m, k) to raw dtype bytes with row stride `ld` (>= k); the gap columns get `gap`.
-std::vector<uint8_t> encode_rows(const std::vector<float>& x, DType t, int64_t m, int64_t k,
-                                 int64_t ld, float gap) {
-  std::vector<uint8_t> out(static_cast<size_t>(m * ld * 2));
-  for (int64_t r = 0; r < m; ++r)
-    for (int64_t c = 0; c < ld; ++c)
-      store_from_f32(out.data(), t, r * ld + c, c < k ? x[static_cast<size_t>(r * k + c)] : gap);
-  return out;
-}
-
-// ---------------------------------------------------------------------------------------
-// Running
-// ---------------------------------------------------------------------------------------
-ActQuantDesc make_desc(ActQuantMode mode, DType t, int64_t m, int64_t k, int64_t ld = 0) {
-  ActQuantDesc d;
-  d.m = m;
-  d.k = k;
-  d.dtype = t;
-  d.mode = mode;
-  d.x_row_stride = ld;
-  return d;
-}
-
-struct Quantized {
-  std::vector<uint8_t> q;
-  std::vector<float> scales;
-};
-
-Quantized run_cpu(const ActQuantDesc& d, const std::vector<uint8_t>& x, float static_s) {
-  ActQuant op(d, Device::cpu());
-  EXPECT_TRUE(op.can_implement().ok()) << op.can_implement().message();
-  Quantized out;
-  out.q.assign(static_cast<size_t>(d.m * d.k), 0xFF);
-  out.scales.assign(static_cast<size_t>(op.scales_count()), std::numeric_limits<float>::quiet_NaN());
-  ActQuantArgs a;
-  a.x = x.data();
-  a.static_scale = &static_s;
-  a.q = out.q.data();
-  a.scales = out.scales.data();
-  const Status s = op.run(a, nullptr);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return out;
-}
-
 // One ActQuant::run on the GPU. `alias`: static mode with `scales` = `static_scale`.
 Quantized run_gpu(const ActQuantDesc& d, const std::vector<uint8_t>& x, float static_s,
                   bool alias = false) {
@@ -219,12 +69,6 @@ Quantized run_gpu(const ActQuantDesc& d, const std::vector<uint8_t>& x, float st
   return out;
 }
 
-uint32_t bits_of(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
-
 // Codes and scales equal bit for bit; the first differences described (row, column).
 void expect_same(const Quantized& got, const Quantized& want, int64_t k, const std::string& what) {
   ASSERT_EQ(got.q.size(), want.q.size()) << what;
@@ -251,10 +95,6 @@ Quantized host_quantizer(ActQuantMode mode, const std::vector<float>& x, int64_t
                           ? quantize_fp8_static(x.data(), m, k, static_s)
                           : quantize_fp8(x.data(), m, k, Fp8Format{DType::kE4M3, act_quant_scaling(mode)});
   return Quantized{t.codes, gemm_a_scales(t)};
-}
-
-std::string case_name(const ActQuantDesc& d, const char* flavor, uint32_t seed) {
-  return d.describe() + " flavor=" + flavor + " seed=" + std::to_string(seed);
 }
 
 // One case: GPU vs the CPU path, and (finite input) vs the host quantizer.

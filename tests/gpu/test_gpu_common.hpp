@@ -9,9 +9,12 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <utility>
@@ -28,6 +31,13 @@
   } while (0)
 
 namespace lowbit::test {
+
+// LOWBIT_TEST_SMALL=1: the tests shrink their sweeps and skip their large cases (for
+// compute-sanitizer runs).
+inline bool small_mode() {
+  const char* e = std::getenv("LOWBIT_TEST_SMALL");
+  return e != nullptr && e[0] == '1';
+}
 
 // Owns `bytes` of device memory (cudaMalloc: 256-byte aligned). Move-only.
 class DeviceBuffer {
@@ -128,6 +138,14 @@ inline std::vector<float> rounded(const std::vector<float>& v, DType t) {
   return decode(encode(v, t), t, static_cast<int64_t>(v.size()));
 }
 
+// The raw bytes of `v` (e.g. fp32 scales for a DeviceBuffer).
+template <typename T>
+inline std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
+  std::vector<uint8_t> out(v.size() * sizeof(T));
+  if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
+  return out;
+}
+
 inline int64_t count_non_finite(const std::vector<float>& v) {
   int64_t n = 0;
   for (float x : v) n += std::isfinite(x) ? 0 : 1;
@@ -138,6 +156,49 @@ inline bool all_zero(const std::vector<float>& v) {
   for (float x : v)
     if (x != 0.0f) return false;
   return true;
+}
+
+// Benchmarks: the median per-call time in us of `enqueue(i)` (the i-th call, which uses operand
+// copy i % copies) over 5 replays of a CUDA graph of back-to-back calls on `s`. The graph
+// holds a multiple of `copies` calls, enough for >= min_replay_ms per replay (at most 2000).
+inline double median_graph_replay_us(const std::function<void(int)>& enqueue, int copies, cudaStream_t s,
+                                     double min_replay_ms) {
+  // Calibrate the number of calls per replay from one untimed and one timed pass.
+  cudaEvent_t e0, e1;
+  LOWBIT_CUDA_CHECK(cudaEventCreate(&e0));
+  LOWBIT_CUDA_CHECK(cudaEventCreate(&e1));
+  for (int i = 0; i < copies; ++i) enqueue(i);
+  LOWBIT_CUDA_CHECK(cudaEventRecord(e0, s));
+  for (int i = 0; i < copies; ++i) enqueue(i);
+  LOWBIT_CUDA_CHECK(cudaEventRecord(e1, s));
+  LOWBIT_CUDA_CHECK(cudaEventSynchronize(e1));
+  float ms = 0;
+  LOWBIT_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+  const double per_call_ms = std::max(1e-4, static_cast<double>(ms) / copies);
+  int iters = std::max(copies, static_cast<int>(std::ceil(min_replay_ms / per_call_ms)));
+  iters = std::min((iters + copies - 1) / copies * copies, 2000);
+  cudaGraph_t graph;
+  LOWBIT_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < iters; ++i) enqueue(i);
+  LOWBIT_CUDA_CHECK(cudaStreamEndCapture(s, &graph));
+  cudaGraphExec_t exec;
+  LOWBIT_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  LOWBIT_CUDA_CHECK(cudaGraphLaunch(exec, s));  // warm-up
+  std::vector<double> samples;
+  for (int r = 0; r < 5; ++r) {
+    LOWBIT_CUDA_CHECK(cudaEventRecord(e0, s));
+    LOWBIT_CUDA_CHECK(cudaGraphLaunch(exec, s));
+    LOWBIT_CUDA_CHECK(cudaEventRecord(e1, s));
+    LOWBIT_CUDA_CHECK(cudaEventSynchronize(e1));
+    LOWBIT_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    samples.push_back(1000.0 * ms / iters);
+  }
+  LOWBIT_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  LOWBIT_CUDA_CHECK(cudaGraphDestroy(graph));
+  LOWBIT_CUDA_CHECK(cudaEventDestroy(e0));
+  LOWBIT_CUDA_CHECK(cudaEventDestroy(e1));
+  std::sort(samples.begin(), samples.end());
+  return samples[2];
 }
 
 }  // namespace lowbit::test

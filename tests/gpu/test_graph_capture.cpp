@@ -1,7 +1,6 @@
 // Gemm::run is stream-ordered and capturable: a CUDA graph of one run, replayed, gives the
 // eager result bit for bit; runs on two streams at once (each with its own workspace and
 // output, issued from two host threads) give the eager results.
-#include <cstring>
 #include <random>
 #include <string>
 #include <thread>
@@ -18,13 +17,6 @@ namespace {
 int current_cc() {
   const std::vector<GpuInfo> gpus = list_gpus();
   return gpus.empty() ? 0 : gpus[0].cc();
-}
-
-template <typename T>
-std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
-  std::vector<uint8_t> out(v.size() * sizeof(T));
-  if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
-  return out;
 }
 
 // One problem's operands on the device, with its own output and workspace.

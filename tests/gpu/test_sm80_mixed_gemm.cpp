@@ -41,11 +41,6 @@ using cuda::MixedGemmSplitMode;
 
 uint32_t g_seed = 31000;
 
-bool small_mode() {
-  const char* e = std::getenv("LOWBIT_TEST_SMALL");
-  return e != nullptr && e[0] == '1';
-}
-
 // Tolerance per activation dtype (one table): relative Frobenius error vs the reference.
 double tolerance(DType t) { return t == DType::kF16 ? 1e-3 : 8e-3; }
 
@@ -678,44 +673,7 @@ Timing time_layer(const GemmDesc& d, const detail::GemmImpl& impl, int copies, s
     const Status st = impl.run(args, ws.get(), s);
     if (!st.ok()) throw Error(st.message());
   };
-  // Calibrate the number of calls per replay: >= copies and >= ~2 ms.
-  cudaEvent_t e0, e1;
-  LOWBIT_CUDA_CHECK(cudaEventCreate(&e0));
-  LOWBIT_CUDA_CHECK(cudaEventCreate(&e1));
-  for (int i = 0; i < copies; ++i) enqueue(i);
-  LOWBIT_CUDA_CHECK(cudaEventRecord(e0, s));
-  for (int i = 0; i < copies; ++i) enqueue(i);
-  LOWBIT_CUDA_CHECK(cudaEventRecord(e1, s));
-  LOWBIT_CUDA_CHECK(cudaEventSynchronize(e1));
-  float ms = 0;
-  LOWBIT_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-  const double per_call_ms = std::max(1e-4, static_cast<double>(ms) / copies);
-  int iters = static_cast<int>(std::ceil(2.0 / per_call_ms));
-  iters = std::max(iters, copies);
-  iters = (iters + copies - 1) / copies * copies;
-  iters = std::min(iters, 2000);
-  cudaGraph_t graph;
-  LOWBIT_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < iters; ++i) enqueue(i);
-  LOWBIT_CUDA_CHECK(cudaStreamEndCapture(s, &graph));
-  cudaGraphExec_t exec;
-  LOWBIT_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  LOWBIT_CUDA_CHECK(cudaGraphLaunch(exec, s));  // warm-up
-  std::vector<double> samples;
-  for (int r = 0; r < 5; ++r) {
-    LOWBIT_CUDA_CHECK(cudaEventRecord(e0, s));
-    LOWBIT_CUDA_CHECK(cudaGraphLaunch(exec, s));
-    LOWBIT_CUDA_CHECK(cudaEventRecord(e1, s));
-    LOWBIT_CUDA_CHECK(cudaEventSynchronize(e1));
-    LOWBIT_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    samples.push_back(1000.0 * ms / iters);
-  }
-  LOWBIT_CUDA_CHECK(cudaGraphExecDestroy(exec));
-  LOWBIT_CUDA_CHECK(cudaGraphDestroy(graph));
-  LOWBIT_CUDA_CHECK(cudaEventDestroy(e0));
-  LOWBIT_CUDA_CHECK(cudaEventDestroy(e1));
-  std::sort(samples.begin(), samples.end());
-  return Timing{samples[2], impl.name()};
+  return Timing{median_graph_replay_us(enqueue, copies, s, 2.0), impl.name()};
 }
 
 std::vector<std::pair<int, int>> bench_candidates(int64_t m) {

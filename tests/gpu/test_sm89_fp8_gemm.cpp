@@ -17,8 +17,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <functional>
 #include <iomanip>
 #include <map>
 #include <memory>
@@ -45,11 +43,6 @@ using cuda::Sm89Fp8Plan;
 using cuda::Sm89Fp8SplitMode;
 
 uint32_t g_seed = 89000;
-
-bool small_mode() {
-  const char* e = std::getenv("LOWBIT_TEST_SMALL");
-  return e != nullptr && e[0] == '1';
-}
 
 // Skips (with the family's reason) on GPUs the family does not run on; that reason must name
 // the requirement.
@@ -128,13 +121,6 @@ std::vector<float> graded(std::mt19937& rng, int64_t rows, int64_t cols) {
       v[static_cast<size_t>(r * cols + c)] *=
           std::ldexp(1.0f, static_cast<int>(r % 7) - 3 + static_cast<int>((c / 128) % 5) - 2);
   return v;
-}
-
-template <typename T>
-std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
-  std::vector<uint8_t> out(v.size() * sizeof(T));
-  if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
-  return out;
 }
 
 struct Operands {
@@ -745,45 +731,6 @@ void fill_scales(DeviceBuffer& b, uint64_t seed) {
   b.upload(host.data(), b.bytes());
 }
 
-// Median per-call time of `k` over CUDA-graph replays cycling through operand copies.
-double time_calls(const std::function<void(int)>& enqueue, int copies, cudaStream_t s) {
-  cudaEvent_t e0, e1;
-  LOWBIT_CUDA_CHECK(cudaEventCreate(&e0));
-  LOWBIT_CUDA_CHECK(cudaEventCreate(&e1));
-  for (int i = 0; i < copies; ++i) enqueue(i);
-  LOWBIT_CUDA_CHECK(cudaEventRecord(e0, s));
-  for (int i = 0; i < copies; ++i) enqueue(i);
-  LOWBIT_CUDA_CHECK(cudaEventRecord(e1, s));
-  LOWBIT_CUDA_CHECK(cudaEventSynchronize(e1));
-  float ms = 0;
-  LOWBIT_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-  const double per_call_ms = std::max(1e-4, static_cast<double>(ms) / copies);
-  int iters = std::max(copies, static_cast<int>(std::ceil(5.0 / per_call_ms)));
-  iters = std::min((iters + copies - 1) / copies * copies, 2000);
-  cudaGraph_t graph;
-  LOWBIT_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < iters; ++i) enqueue(i);
-  LOWBIT_CUDA_CHECK(cudaStreamEndCapture(s, &graph));
-  cudaGraphExec_t exec;
-  LOWBIT_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  LOWBIT_CUDA_CHECK(cudaGraphLaunch(exec, s));  // warm-up
-  std::vector<double> samples;
-  for (int r = 0; r < 5; ++r) {
-    LOWBIT_CUDA_CHECK(cudaEventRecord(e0, s));
-    LOWBIT_CUDA_CHECK(cudaGraphLaunch(exec, s));
-    LOWBIT_CUDA_CHECK(cudaEventRecord(e1, s));
-    LOWBIT_CUDA_CHECK(cudaEventSynchronize(e1));
-    LOWBIT_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    samples.push_back(1000.0 * ms / iters);
-  }
-  LOWBIT_CUDA_CHECK(cudaGraphExecDestroy(exec));
-  LOWBIT_CUDA_CHECK(cudaGraphDestroy(graph));
-  LOWBIT_CUDA_CHECK(cudaEventDestroy(e0));
-  LOWBIT_CUDA_CHECK(cudaEventDestroy(e1));
-  std::sort(samples.begin(), samples.end());
-  return samples[2];
-}
-
 std::vector<Sm89Fp8Plan> bench_candidates(int64_t m) {
   std::vector<Sm89Fp8Plan> v;
   const int cfgs[] = {m <= 8 ? 0 : -1, m <= 16 ? 1 : -1, m <= 64 ? 2 : -1, m > 16 ? 3 : -1};
@@ -880,7 +827,7 @@ TEST(sm89_fp8_gemm_bench, DISABLED_suite1) {  // a dev tool: run with --gtest_al
             const Status st = impl->run(args, ws.get(), stream.get());
             if (!st.ok()) throw Error(st.message());
           };
-          const double us = time_calls(enqueue, copies, stream.get());
+          const double us = median_graph_replay_us(enqueue, copies, stream.get(), 5.0);
           const double tbs = static_cast<double>(w_bytes + x_bytes + o_bytes) / us * 1e-6;
           const double tflops = 2.0 * static_cast<double>(m * L.n * L.k) / us * 1e-6;
           std::printf("%-16s %-8s m=%-5lld %-28s %9.2f us %6.2f TB/s %7.1f TFLOP/s\n", mode.name, L.name,

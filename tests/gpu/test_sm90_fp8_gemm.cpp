@@ -8,7 +8,6 @@
 // and k (n = 576, 144; k = 400), m = 1 .. 8192. Cases named *Large* are the slow ones
 // (skipped with LOWBIT_TEST_SMALL=1, as under compute-sanitizer).
 #include <algorithm>
-#include <cstdlib>
 #include <random>
 #include <sstream>
 #include <string>
@@ -67,13 +66,6 @@ std::vector<float> graded(std::mt19937& rng, int64_t rows, int64_t cols) {
     for (int64_t c = 0; c < cols; ++c)
       v[static_cast<std::size_t>(r * cols + c)] *= std::ldexp(1.0f, static_cast<int>((r * 5 + c / 128) % 7) - 3);
   return v;
-}
-
-template <typename T>
-std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
-  std::vector<uint8_t> out(v.size() * sizeof(T));
-  if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
-  return out;
 }
 
 // One problem's operands, quantized on the host; the reference output.
@@ -257,8 +249,7 @@ TEST(sm90_fp8_gemm, chosen_by_default) {
 
 TEST(sm90_fp8_gemm, Large_shapes) {
   LOWBIT_REQUIRE_HOPPER();
-  const char* small = std::getenv("LOWBIT_TEST_SMALL");
-  if (small != nullptr && small[0] == '1') GTEST_SKIP() << "large shapes are skipped in LOWBIT_TEST_SMALL mode";
+  if (small_mode()) GTEST_SKIP() << "large shapes are skipped in LOWBIT_TEST_SMALL mode";
   run_case(kTensor, 8192, 512, 1024, DType::kBF16, false);
   run_case(kBlock, 8192, 576, 1024, DType::kBF16, false);
   run_case(kTensor, 1024, 4096, 4096, DType::kBF16, true);

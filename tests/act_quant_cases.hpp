@@ -1,0 +1,240 @@
+// The cases and inputs of the fp8 activation quantizer tests, shared by
+// tests/cpu/test_act_quant.cpp (the CPU path against an independent recomputation) and
+// tests/gpu/test_fp8_act_quant.cpp (the CUDA kernels against the CPU path): one sweep, one
+// generator, one way to run the CPU path.
+//
+// Decoding here is independent of the library's codecs (decode16, e4m3_values): the CPU test
+// holds the library to these values. Rounding to the input dtype goes through store_from_f32.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "lowbit/act_quant.hpp"
+#include "lowbit/device.hpp"
+#include "lowbit/numeric.hpp"
+
+namespace lowbit::test {
+
+// The sweep: every mode x f16/bf16 x these shapes (partial 1x128 groups, padding rows of the
+// 1x128 scale layout).
+inline constexpr ActQuantMode kModes[] = {ActQuantMode::kDynamicPerToken, ActQuantMode::kDynamicPerTensor,
+                                          ActQuantMode::kStaticPerTensor, ActQuantMode::kDynamicBlock1x128};
+inline constexpr DType kDTypes[] = {DType::kF16, DType::kBF16};
+inline constexpr int64_t kMs[] = {1, 3, 4, 5, 64, 129};
+inline constexpr int64_t kKs[] = {16, 112, 128, 144, 4096};
+
+// ---------------------------------------------------------------------------------------
+// Inputs
+// ---------------------------------------------------------------------------------------
+enum class Flavor { kMixed, kTies, kTiny };
+inline const char* flavor_name(Flavor f) {
+  return f == Flavor::kMixed ? "mixed" : f == Flavor::kTies ? "ties" : "tiny";
+}
+
+// The static scale each flavor uses: inexact 1/s, exact 1/s (ties land), tiny.
+inline float static_scale_of(Flavor f) {
+  return f == Flavor::kMixed ? 0.02f : f == Flavor::kTies ? 1.0f : 1e-6f;
+}
+
+// Independent decode of the 16-bit inputs (the library's codec is not used here).
+inline float decode16(uint16_t h, DType t) {
+  if (t == DType::kBF16) {
+    const uint32_t u = static_cast<uint32_t>(h) << 16;
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    return f;
+  }
+  const int sign = h >> 15, e = (h >> 10) & 0x1F, mant = h & 0x3FF;
+  double v;
+  if (e == 0)
+    v = std::ldexp(static_cast<double>(mant), -24);
+  else if (e == 31)
+    v = mant == 0 ? INFINITY : NAN;
+  else
+    v = std::ldexp(static_cast<double>(1024 + mant), e - 25);
+  return static_cast<float>(sign ? -v : v);
+}
+
+// Positive finite e4m3 values by code (0..0x7E), from the format definition.
+inline const std::array<double, 127>& e4m3_values() {
+  static const std::array<double, 127> v = [] {
+    std::array<double, 127> out{};
+    for (int c = 0; c < 127; ++c) {
+      const int e = c >> 3, mant = c & 7;
+      out[static_cast<size_t>(c)] = e == 0 ? std::ldexp(mant, -9) : std::ldexp(8 + mant, e - 10);
+    }
+    return out;
+  }();
+  return v;
+}
+
+// Values where e4m3 rounding decides: every e4m3 value up to 448, every midpoint, and the
+// neighbours of each midpoint in the input dtype (all exact in f16 and bf16).
+inline std::vector<float> tie_values(DType t) {
+  std::vector<float> out;
+  const auto& v = e4m3_values();
+  for (size_t i = 0; i < v.size(); ++i) {
+    out.push_back(static_cast<float>(v[i]));
+    if (i + 1 == v.size()) break;
+    const float mid = static_cast<float>((v[i] + v[i + 1]) / 2);
+    out.push_back(mid);
+    uint8_t b[2];
+    store_from_f32(b, t, 0, mid);
+    uint16_t h;
+    std::memcpy(&h, b, 2);
+    out.push_back(decode16(static_cast<uint16_t>(h + 1), t));
+    if (h > 0) out.push_back(decode16(static_cast<uint16_t>(h - 1), t));
+  }
+  return out;
+}
+
+// Values past 448: saturate in static mode (s = 1).
+inline std::vector<float> saturating_values(DType t) {
+  std::vector<float> v = {449.0f, 456.0f, 460.0f, 464.0f, 468.0f, 480.0f, 500.0f, 1000.0f, 65504.0f};
+  if (t == DType::kBF16) v.push_back(1e30f);
+  return v;
+}
+
+// One value of a "kind" of the mixed flavor.
+inline float kind_value(int kind, DType t, std::mt19937& rng) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  float v = 0.0f;
+  switch (kind) {
+    case 0: v = normal(rng); break;                                            // plain
+    case 1: v = normal(rng) * std::pow(10.0f, -4.0f + 8.0f * u(rng)); break;   // wide range
+    case 2: v = normal(rng) * 1e-6f; break;                                    // amax < 1e-4
+    case 3: v = u(rng) < 0.5f ? 0.0f : -0.0f; break;                           // +-0 only
+    case 4: v = normal(rng) * (t == DType::kBF16 ? 1e30f : 1e3f); break;       // large
+    default: {                                                                 // subnormals
+      std::uniform_int_distribution<int> bits(0, 0xFFFF);
+      const int b = bits(rng);
+      v = decode16(static_cast<uint16_t>(b & (t == DType::kBF16 ? 0x807F : 0x83FF)), t);
+      break;
+    }
+  }
+  if (t == DType::kF16) v = std::clamp(v, -60000.0f, 60000.0f);
+  return v;
+}
+
+// X (m, k) as fp32 values exactly representable in `t`. Flavors: "mixed" (rows, or 128-column
+// groups in 1x128 mode, of plain, wide-range, tiny (amax clamp), +-0, large and subnormal
+// values), "ties" (tie_values() with +-448 in every group so the multiplier is exactly 1;
+// static mode adds values past 448 that saturate) and "tiny" (all |x| < 1e-4).
+inline std::vector<float> make_values(ActQuantMode mode, DType t, int64_t m, int64_t k, Flavor f,
+                                      std::mt19937& rng) {
+  std::vector<float> x(static_cast<size_t>(m * k));
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  const std::vector<float> ties = tie_values(t), sat = saturating_values(t);
+  std::uniform_int_distribution<size_t> pick_tie(0, ties.size() - 1), pick_sat(0, sat.size() - 1);
+  const int64_t kb = (k + 127) / 128;
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t c = 0; c < k; ++c) {
+      float v = 0.0f;
+      switch (f) {
+        case Flavor::kMixed: {
+          const int kind = static_cast<int>(
+              (mode == ActQuantMode::kDynamicBlock1x128 ? r + c / 128 : r) % 6);
+          v = kind_value(kind, t, rng);
+          break;
+        }
+        case Flavor::kTies:
+          v = ties[pick_tie(rng)];
+          if (mode == ActQuantMode::kStaticPerTensor && u(rng) < 0.03f) v = sat[pick_sat(rng)];
+          if (u(rng) < 0.5f) v = -v;
+          break;
+        case Flavor::kTiny:
+          v = kind_value(2, t, rng);
+          break;
+      }
+      x[static_cast<size_t>(r * k + c)] = v;
+    }
+  if (f == Flavor::kTies)  // one +-448 in every 128-column block of every row: inv = 1 everywhere
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t b = 0; b < kb; ++b) {
+        const int64_t len = std::min<int64_t>(128, k - b * 128);
+        x[static_cast<size_t>(r * k + b * 128 + (r * 37 + b * 11) % len)] = (r + b) % 2 ? -448.0f : 448.0f;
+      }
+  // Round to the input dtype (a no-op for the exact values above).
+  std::vector<uint8_t> bytes(x.size() * 2);
+  for (size_t i = 0; i < x.size(); ++i) store_from_f32(bytes.data(), t, static_cast<int64_t>(i), x[i]);
+  for (size_t i = 0; i < x.size(); ++i) {
+    uint16_t h;
+    std::memcpy(&h, bytes.data() + 2 * i, 2);
+    x[i] = decode16(h, t);
+  }
+  return x;
+}
+
+// X (m, k) dense values to raw dtype bytes with row stride `ld` (>= k); the gap columns get
+// `gap` (garbage the quantizer must not read).
+inline std::vector<uint8_t> encode_rows(const std::vector<float>& x, DType t, int64_t m, int64_t k,
+                                        int64_t ld, float gap) {
+  std::vector<uint8_t> out(static_cast<size_t>(m * ld * 2));
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t c = 0; c < ld; ++c)
+      store_from_f32(out.data(), t, r * ld + c, c < k ? x[static_cast<size_t>(r * k + c)] : gap);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// Running the CPU path
+// ---------------------------------------------------------------------------------------
+inline ActQuantDesc make_desc(ActQuantMode mode, DType t, int64_t m, int64_t k, int64_t ld = 0) {
+  ActQuantDesc d;
+  d.m = m;
+  d.k = k;
+  d.dtype = t;
+  d.mode = mode;
+  d.x_row_stride = ld;
+  return d;
+}
+
+// The e4m3 codes (m, k) and the scales of one quantization.
+struct Quantized {
+  std::vector<uint8_t> q;
+  std::vector<float> scales;
+};
+
+// ActQuant::run on Device::cpu(). Outputs poisoned first (0xFF: the code of -NaN, never
+// produced; NaN scales), so an element left unwritten shows.
+inline Quantized run_cpu(const ActQuantDesc& d, const std::vector<uint8_t>& x, float static_s) {
+  ActQuant op(d, Device::cpu());
+  EXPECT_TRUE(op.can_implement().ok()) << op.can_implement().message();
+  Quantized out;
+  out.q.assign(static_cast<size_t>(d.m * d.k), 0xFF);
+  out.scales.assign(static_cast<size_t>(op.scales_count()), std::numeric_limits<float>::quiet_NaN());
+  ActQuantArgs a;
+  a.x = x.data();
+  a.static_scale = &static_s;
+  a.q = out.q.data();
+  a.scales = out.scales.data();
+  const Status s = op.run(a, nullptr);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return out;
+}
+
+inline uint32_t bits_of(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+inline std::string case_name(const ActQuantDesc& d, const char* flavor, uint32_t seed) {
+  return d.describe() + " flavor=" + flavor + " seed=" + std::to_string(seed);
+}
+inline std::string case_name(const ActQuantDesc& d, Flavor f, uint32_t seed) {
+  return case_name(d, flavor_name(f), seed);
+}
+
+}  // namespace lowbit::test
