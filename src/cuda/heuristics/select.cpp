@@ -113,9 +113,12 @@ std::vector<const FamilyEntry*> apply_selection_rules(const GemmDesc& desc, cons
       skipped->push_back(std::string(f.name) + ": " + why);
   }
   // --- fp8 at m <= 16: sm89_fp8_gemm before sm90_fp8_gemm ------------------------------
-  // Measured on H200 (lowbit bench, Suite 1 per-tensor sums, 2026-11-21): sm89 69.3 / 85.4 /
-  // 174.7 us at m = 1 / 16 / 64, sm90 99.9 / 96.2 / 83.3. The mma.sync kernel's small m tiles
-  // and split-K stream the weights faster than 64-row wgmma tiles; from m = 64 on wgmma wins.
+  // Measured on H200 (lowbit bench, Suite 1 sums, each family pinned with
+  // LOWBIT_CUDA_FAMILIES, commit 5f315fa): per-tensor sm89 85.0 / 115.2 / 151.0 / 187.0 us at
+  // m = 16 / 32 / 48 / 64 against sm90 86.1 / 81.3 / 77.0 / 74.8 (block: 90.6 / 126.9 / 163.0 /
+  // 199.7 against 94.1 / 90.0 / 81.6 / 80.7); at m = 1, 63 (sm89) against 100 (sm90). The
+  // mma.sync kernel's 8- and 16-token tiles stream the weights faster than 64-row wgmma tiles
+  // up to m = 16; from m = 32 on wgmma wins.
   if (desc.w.kind == WeightKind::kFp8 && desc.m <= 16) {
     auto at = [&](const char* name) {
       return std::find_if(order.begin(), order.end(), [&](const FamilyEntry* f) { return std::string(f->name) == name; });
