@@ -202,7 +202,7 @@ TEST(smxx_gemv, edges_bias_f32_out) {
   f32.bits = 5, f32.zero = ZeroPoint::kInteger, f32.group = 0, f32.out = DType::kF32, f32.m = 6;
   f32.n = 300, f32.k = 640, f32.bias = true;
   check_case(f32);
-  Case big;  // m * k * 2 = 229 KB: activations from L2
+  Case big;  // m * k * 2 = 229 KB of activations: more than L1 holds
   big.bits = 4, big.group = 128, big.m = 8, big.n = 264, big.k = 14336;
   check_case(big);
   Case big1 = big;
@@ -210,11 +210,11 @@ TEST(smxx_gemv, edges_bias_f32_out) {
   check_case(big1);
 }
 
-// Launches the heuristic would not pick: 1..16 warps, ring depths 1..8, both ring fills
-// (cp.async.bulk and cp.async), activations from shared memory and from L2 (k = 1344 ends
-// in a partial chunk: the L2 path's pair clamp), and tiny grids so that a block streams
-// many tiles (the partial-sum buffers wrap around several times; warps without items in
-// a tile contribute zeros). Also the sanitizer's racecheck target.
+// Launches the heuristic would not pick: 1..8 warps (the block's k-split; k = 1344 is 6
+// chunks, the last one partial, so warps own unequal chunk counts and 7 or 8 warps are cut
+// to 6), the correction table on and off (per-item corrections), two blocks per SM, and tiny
+// grids so that a block streams many tiles (the two partial-sum buffers alternate many
+// times). Also the sanitizer's racecheck target.
 class ScopedEnv {
  public:
   ScopedEnv(const char* name, const std::string& value) : name_(name) { setenv(name, value.c_str(), 1); }
@@ -229,20 +229,20 @@ class ScopedEnv {
 TEST(smxx_gemv, forced_launches) {
   LOWBIT_REQUIRE_GPU();
   struct L {
-    int bits, warps, ring, grid, x_in_smem, bulk;  // -1: the heuristic's
+    int bits, warps, bps, table, grid;  // -1: the heuristic's
     DType act;
     int64_t k;
   };
   const DType f16 = DType::kF16, bf16 = DType::kBF16, i8 = DType::kI8;
-  for (const L& l : {L{1, 16, 8, 3, -1, -1, f16, 1344}, L{1, 3, 2, 2, -1, 0, bf16, 1344},
-                     L{1, 1, 1, 5, -1, 1, f16, 1344}, L{2, 8, 3, 3, 0, -1, f16, 1344},
-                     L{3, 5, 4, 4, -1, 0, bf16, 1344}, L{4, 2, 2, 3, 0, 1, f16, 1344},
-                     L{4, 1, 5, 2, -1, 0, f16, 1344}, L{8, 16, 2, 2, 0, 0, bf16, 1344},
-                     L{6, 4, 4, 7, -1, 1, f16, 1344}, L{5, 2, 6, 1, 0, -1, f16, 1344},
-                     L{4, 16, 3, 1, -1, -1, f16, 256}, L{2, 16, 2, 2, 0, 0, f16, 64},
-                     L{4, 7, 3, 2, -1, 0, i8, 1344}, L{8, 16, 2, 1, -1, 1, i8, 1344}}) {
-    ScopedEnv launch("LOWBIT_GEMV_LAUNCH", std::to_string(l.warps) + "," + std::to_string(l.ring) + "," +
-                                               std::to_string(l.x_in_smem) + ",-1," + std::to_string(l.bulk));
+  for (const L& l : {L{1, 8, 1, 1, 3, f16, 1344}, L{1, 3, -1, 0, 2, bf16, 1344},
+                     L{1, 1, 2, 1, 5, f16, 1344}, L{2, 8, 1, 0, 3, f16, 1344},
+                     L{3, 5, 1, 1, 4, bf16, 1344}, L{4, 2, 2, 0, 3, f16, 1344},
+                     L{4, 1, 1, 1, 2, f16, 1344}, L{8, 7, 1, 0, 2, bf16, 1344},
+                     L{6, 4, 1, 1, 7, f16, 1344}, L{5, 2, 1, 0, 1, f16, 1344},
+                     L{4, 8, 1, 1, 1, f16, 256}, L{2, 8, 2, 0, 2, f16, 64},
+                     L{4, 6, 1, 0, 2, i8, 1344}, L{8, 8, 1, 1, 1, i8, 1344}}) {
+    ScopedEnv launch("LOWBIT_GEMV_LAUNCH",
+                     std::to_string(l.warps) + "," + std::to_string(l.bps) + "," + std::to_string(l.table));
     ScopedEnv grid("LOWBIT_GEMV_GRID", std::to_string(l.grid));
     Case c;
     c.bits = l.bits, c.group = 64, c.zero = ZeroPoint::kInteger, c.m = 5, c.n = 217, c.k = l.k, c.bias = true;
@@ -252,7 +252,7 @@ TEST(smxx_gemv, forced_launches) {
   }
 }
 
-// int8 activations, 4- and 8-bit weights, symmetric and integer zeros, every group.// int8 activations, 4- and 8-bit weights, symmetric and integer zeros, every group.
+// int8 activations, 4- and 8-bit weights, symmetric and integer zeros, every group.
 TEST(smxx_gemv, int8_activations) {
   LOWBIT_REQUIRE_GPU();
   int i = 0;

@@ -60,19 +60,13 @@ if want bench; then
 fi
 
 if want sweep; then
-  # LOWBIT_GEMV_LAUNCH="warps,ring,x_in_smem,ctas_per_sm,bulk,l2_prefetch_kb" (-1 keeps).
-  log "sweep: launch variants (warps, ring depth, fill, L2 prefetch, blocks per SM) and PDL"
+  # LOWBIT_GEMV_LAUNCH="warps,blocks_per_sm,corr_table" (-1 keeps).
+  log "sweep: launch variants (warps, blocks per SM, correction table) and PDL"
   F=LOWBIT_CUDA_FAMILIES=smxx_gemv
   bench nopdl.json '^(w1|w4)g128_f16$' 1 $F LOWBIT_GEMV_PDL=0
-  for cfg in 8 16,4 16,2 -1,-1,-1,-1,0 -1,-1,-1,-1,-1,0 -1,-1,-1,-1,-1,256 8,-1,-1,2; do
-    bench "sw_w1_$cfg.json" '^w1g128_f16$' 1 $F LOWBIT_GEMV_LAUNCH=$cfg
+  for cfg in 8,1 16,1 4,2 8,2,0; do
+    bench "sw_$cfg.json" '^(w1|w4|w8)g128_f16$' 1,8 $F LOWBIT_GEMV_LAUNCH=$cfg
   done
-  for cfg in 8 16,2 16,5 -1,-1,-1,-1,0 -1,-1,-1,-1,-1,0 -1,-1,-1,-1,-1,256 8,-1,-1,2; do
-    bench "sw_w4_$cfg.json" '^w4g128_f16$' 1 $F LOWBIT_GEMV_LAUNCH=$cfg
-  done
-  for cfg in 8 16,3 -1,-1,-1,-1,0; do bench "sw_w8_$cfg.json" '^w8g128_f16$' 1 $F LOWBIT_GEMV_LAUNCH=$cfg; done
-  for cfg in -1,-1,0 16,2 -1,-1,-1,-1,0; do bench "sw_w4m8_$cfg.json" '^w4g128_f16$' 8 $F LOWBIT_GEMV_LAUNCH=$cfg; done
-  for cfg in 8 -1,-1,-1,-1,0; do bench "sw_w2_$cfg.json" '^w2g128_f16$' 1 $F LOWBIT_GEMV_LAUNCH=$cfg; done
 fi
 
 if want profile; then

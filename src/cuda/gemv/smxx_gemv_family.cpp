@@ -77,9 +77,8 @@ class SmxxGemvImpl final : public detail::GemmImpl {
   std::string name() const override {
     const IntWeightFormat& f = desc_.w.int_format;
     return std::string(kSmxxGemvName) + "_" + dtype_name(desc_.a.dtype) + "_w" + std::to_string(f.bits) + "_s" +
-           std::to_string(gemv::scale_slots(f.group_size)) + "_w" + std::to_string(launch_.warps) + "r" +
-           std::to_string(launch_.ring) + "g" + std::to_string(launch_.grid) + (launch_.bulk ? "b" : "c") +
-           (launch_.x_in_smem ? "" : "_xl2");
+           std::to_string(gemv::scale_slots(f.group_size)) + "_w" + std::to_string(launch_.warps) + "d" +
+           std::to_string(launch_.depth) + "g" + std::to_string(launch_.grid) + (launch_.corr_table ? "" : "_ci");
   }
   std::string weight_layout() const override { return gemv_layout_name(desc_.w.int_format.bits); }
   std::size_t workspace_size() const override { return 0; }
@@ -110,21 +109,15 @@ class SmxxGemvImpl final : public detail::GemmImpl {
     p.tiles = static_cast<int>(geo_.tiles);
     p.chunks = static_cast<int>(geo_.chunks);
     p.warps = launch_.warps;
-    p.ring = launch_.ring;
     p.slot_bytes = launch_.slot_bytes;
-    p.bulk = launch_.bulk ? 1 : 0;
     p.scale_bf16 = f.scale_dtype == DType::kBF16 ? 1 : 0;
     p.out_dtype = out_kind(desc_.out_dtype);
     p.has_zeros = f.zero != ZeroPoint::kSymmetric ? 1 : 0;
     p.has_bias = desc_.has_bias ? 1 : 0;
-    p.x_in_smem = launch_.x_in_smem ? 1 : 0;
-    p.x_smem_stride = launch_.x_smem_stride;
+    p.corr_table = launch_.corr_table ? 1 : 0;
     p.corr_offset = launch_.corr_offset;
-    p.cx_offset = launch_.cx_offset;
+    p.corr_stride = launch_.corr_stride;
     p.part_offset = launch_.part_offset;
-    p.bar_offset = launch_.bar_offset;
-    p.ring_offset = launch_.ring_offset;
-    p.l2_prefetch = launch_.l2_prefetch;
 
     int current = 0;
     LOWBIT_CUDA_TRY(cudaGetDevice(&current));
@@ -194,19 +187,17 @@ Status smxx_gemv_can_implement(const GemmDesc& d, const GpuSpec& gpu) {
   if (d.n >= (int64_t{1} << 30) || d.k >= (int64_t{1} << 27))
     return fail("shape exceeds the kernel's 32-bit indexing (n < 2^30, k < 2^27)");
   if (kernel_row(d) < 0) return fail("no kernel instantiated for " + f.name() + " with " + dtype_name(d.a.dtype));
-  if (d.a.dtype == DType::kI8) {
+  {
     const gemv::GemvLaunch l = gemv::choose_gemv_launch(shape_of(d), gpu);
-    if (!l.x_in_smem || l.smem_bytes > static_cast<std::size_t>(gpu.smem_per_block_optin))
-      return fail("int8 activations of M x K = " + std::to_string(d.m) + " x " + std::to_string(d.k) +
-                  " do not fit shared memory");
+    if (l.smem_bytes > static_cast<std::size_t>(gpu.smem_per_block_optin))
+      return fail("needs " + std::to_string(l.smem_bytes) + " bytes of shared memory per block, more than the " +
+                  std::to_string(gpu.smem_per_block_optin) + " this GPU allows");
   }
   return Status::Ok();
 }
 
 gemv::GemvLaunch smxx_gemv_launch_for(const GemmDesc& d, const GpuSpec& gpu) {
   gemv::GemvLaunch l = gemv::choose_gemv_launch(shape_of(d), gpu);
-  // The bulk-copy ring fill is sm_90 code: only where this build runs sm_90 code.
-  l.bulk = l.bulk && build_has_code_for(gpu.cc, 90);
   const void* fn = gemv::gemv_kernel(kernel_row(d));
   if (fn == nullptr) throw Error(std::string(kWho) + "no kernel for " + d.describe());
   int current = 0;

@@ -1,23 +1,39 @@
 // Internal: the arguments of the GEMV kernels (smxx_gemv.cuh), one struct passed by value
-// as a __grid_constant__ parameter. Host and device; no CUDA headers needed.
+// as a __grid_constant__ parameter, and the compile-time sizes both sides agree on. Host
+// and device; no CUDA headers needed.
 #pragma once
 
 #include <cstdint>
 
 namespace lowbit::gemv {
 
-inline constexpr int kMaxWarps = 16;  // warps per block (each streams its own items)
+inline constexpr int kMaxWarps = 16;  // warps per block: the block's k-split (see the kernel)
 inline constexpr int kMaxThreads = 32 * kMaxWarps;
-inline constexpr int kMaxRing = 8;    // ring slots per warp (items in flight + 1)
-inline constexpr int kRedBufs = 3;    // per-tile partial-sum buffers of a block (see the kernel)
+// Blocks of kMaxThreads the register budget is sized for (__launch_bounds__): 1, i.e. up
+// to 128 registers per thread, 16 warps per SM (as one block of 16 warps or two of 8). 80
+// registers (three blocks of 8 warps: room for a block of the next call beside two of this
+// one) spilled or serialized the B loads and was 10-30% slower on H200
+// (docs/kernels/gemv.md, v6 notes).
+inline constexpr int kMinBlocks = 1;
 
-// Bytes of one ring slot of a warp: one item (tile, chunk) of weights and its scale and zero
-// entries (slots * 32 bytes each; per-channel: the tile's 32 bytes).
+// Bytes of one item (one 16-row tile x one 256-column chunk) of weights, and of its scale
+// (zero) entries: slots x 8 entries x 4 bytes (per-channel: the tile's 32 bytes).
 constexpr int item_weight_bytes(int bits) { return bits * 512; }
 constexpr int item_scale_bytes(int slots) { return slots * 32; }
+// One slot of a warp's ring: an item's weights, then its scale entries, then its zero
+// entries (when stored).
 constexpr int ring_slot_bytes(int bits, int slots, bool zeros) {
   return item_weight_bytes(bits) + (zeros ? 2 : 1) * item_scale_bytes(slots);
 }
+// Ring depth (items a warp has requested ahead), compile-time per width because
+// cp.async.wait_group takes an immediate: about 8 KB of weights per warp in flight
+// (16 warps x 8 KB = 128 KB per SM; Little: 4.3 TB/s x ~1.5 us under load / 132 SMs
+// = ~48 KB per SM), at least 2 slots.
+constexpr int ring_depth(int bits) {
+  return bits == 1 ? 8 : bits == 2 ? 6 : bits == 3 ? 5 : bits == 4 ? 4 : bits <= 6 ? 3 : 2;
+}
+// Bytes of one correction-table entry (chunk, group, t): float4 cg and float4 cx.
+inline constexpr int kCorrEntryBytes = 32;
 
 // Activation kinds of the kernel instantiations (template argument kAct).
 enum GemvAct : int {
@@ -47,22 +63,16 @@ struct GemvParams {
   int k = 0;                 // multiple of 32
   int tiles = 0;             // ceil(n / 16)
   int chunks = 0;            // ceil(k / 256)
-  int warps = 1;             // warps per block (blockDim.x / 32)
-  int ring = 2;              // ring slots per warp (1..kMaxRing)
+  int warps = 1;             // warps per block (blockDim.x / 32) = the block's k-split, <= chunks
   int slot_bytes = 0;        // bytes of one ring slot (ring_slot_bytes())
-  int bulk = 0;              // fill the rings with cp.async.bulk (sm_90), else cp.async
   int scale_bf16 = 0;        // scales / zeros stored as bf16 (else f16)
   int out_dtype = kOutF16;   // GemvOut
   int has_zeros = 0;         // zero points stored (integer or float)
   int has_bias = 0;
-  int x_in_smem = 1;         // activations staged in shared memory (else read from L2)
-  int x_smem_stride = 0;     // bytes between rows of the staged activations
-  int corr_offset = 0;       // bytes: the correction table (chunks x slots x 64 bytes)
-  int cx_offset = 0;         // bytes: the activation-sum table (zero points, int8), same size
-  int part_offset = 0;       // bytes: partial sums, kRedBufs x warps x m x 16 floats
-  int bar_offset = 0;        // bytes: mbarriers, warps x ring (ring slots) + 2 x kRedBufs
-  int ring_offset = 0;       // bytes: the warps' item rings (warps x ring x slot_bytes)
-  int l2_prefetch = 0;       // bytes of a block's weights past its rings to ask L2 for early
+  int corr_table = 1;        // corrections kept in a per-warp shared-memory table (else per item)
+  int corr_offset = 0;       // bytes: the per-warp correction tables
+  int corr_stride = 0;       // bytes of one warp's table (ceil(chunks / warps) x slots x 4 x 32)
+  int part_offset = 0;       // bytes: partial sums, 2 x warps x m x 16 floats
 };
 
 }  // namespace lowbit::gemv

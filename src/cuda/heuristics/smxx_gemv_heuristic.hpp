@@ -6,8 +6,9 @@
 //   * activation kind (f16 / bf16 / int8): the mma instruction and the magic numbers;
 //   * scale slots per 256-column chunk (group 32, 64, 128, per-channel): the length of the
 //     mma chain between two scale applications and which lane holds which scale entry.
+// (The ring depth follows the width: ring_depth(), smxx_gemv_params.hpp.)
 // Run time: m (1..8, the mma's n), zero-point mode (symmetric / integer / float), scale
-// dtype (f16 / bf16), output dtype, bias, n, k, warps, ring depth, fill mode, grid.
+// dtype (f16 / bf16), output dtype, bias, n, k, warps, correction table or per item, grid.
 #pragma once
 
 #include <cstddef>
@@ -94,40 +95,26 @@ struct GemvShape {
 
 // A launch: everything of GemvParams that is not an operand, plus the grid.
 struct GemvLaunch {
-  int warps = kMaxWarps;       // block = 32 * warps threads; item l of a block -> warp l % warps
-  int ring = 2;                // ring slots per warp
+  int warps = kMaxWarps;       // block = 32 * warps threads = the block's k-split (<= chunks)
+  int depth = 2;               // ring slots per warp (ring_depth(bits): compile-time)
   int slot_bytes = 0;          // ring_slot_bytes()
-  int ctas_per_sm = 1;         // blocks the shared memory is sized for (1: one block per SM)
+  int blocks_per_sm = 1;       // blocks of one call per SM (1 leaves room for the next call's)
   int grid = 0;                // filled by finish_gemv_launch()
-  bool bulk = false;           // cp.async.bulk ring fills (sm_90), else cp.async
-  bool x_in_smem = true;
-  int x_smem_stride = 0;       // bytes
-  int corr_offset = 0;         // bytes: correction table
-  int cx_offset = 0;           // bytes: activation-sum table
+  bool corr_table = true;      // corrections in a per-warp table (else recomputed per item)
+  int corr_offset = 0;         // bytes: the per-warp correction tables
+  int corr_stride = 0;         // bytes of one warp's table
   int part_offset = 0;         // bytes: partial sums
-  int bar_offset = 0;          // bytes: mbarriers
-  int ring_offset = 0;         // bytes: the warps' item rings
-  int l2_prefetch = 0;         // bytes per block asked of L2 before the PDL wait
   std::size_t smem_bytes = 0;  // dynamic shared memory of the launch
 };
 
-// Bytes of weights the rings of one SM keep in flight (Little's law: ~4.3 TB/s x ~1 us of
-// DRAM latency / 132 SMs = ~32 KB per SM; twice that for the latency under load).
-inline constexpr int kGemvInFlightPerSm = 64 * 1024;
-// Bytes of a block's weights past its rings asked of L2 before the PDL wait: they stream
-// while the previous kernel finishes and the activations arrive.
-inline constexpr int kGemvL2Prefetch = 64 * 1024;
-
-// Warps, ring depth and shared memory for a shape on a GPU (grid not yet known: it needs
-// the kernel's occupancy, which the family's host side asks the runtime for). The
-// activations are staged when they fit beside rings of at least two slots, else read from
-// L2 (int8: always staged; can_implement rejects what does not fit).
+// Warps, ring and shared memory for a shape on a GPU (grid not yet known: it needs the
+// kernel's occupancy, which the family's host side asks the runtime for).
 // Tuning overrides (tests, the device script): LOWBIT_GEMV_LAUNCH=
-// "warps,ring[,x_in_smem[,ctas_per_sm[,bulk[,l2_prefetch_kb]]]]" (-1 keeps the choice).
+// "warps[,blocks_per_sm[,corr_table]]" (-1 keeps the choice).
 GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu);
 
-// The grid: min(tiles, SMs x resident blocks per SM) blocks, each a balanced range of
-// tiles. LOWBIT_GEMV_GRID=<blocks> overrides it.
+// The grid: min(tiles, SMs x blocks_per_sm) blocks (capped by what is resident), each a
+// balanced range of tiles. LOWBIT_GEMV_GRID=<blocks> overrides it.
 void finish_gemv_launch(GemvLaunch& l, int64_t tiles, int blocks_per_sm, const cuda::GpuSpec& gpu);
 
 }  // namespace lowbit::gemv

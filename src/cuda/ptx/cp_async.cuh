@@ -55,7 +55,7 @@ LOWBIT_DEVICE void cp_async_commit() { asm volatile("cp.async.commit_group;" ::)
 // Waits until at most kPending of this thread's committed groups are still in flight.
 template <int kPending>
 LOWBIT_DEVICE void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;" ::"n"(kPending));
+  asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
 }
 
 }  // namespace lowbit::ptx
