@@ -34,7 +34,6 @@
 #include <type_traits>
 
 #include "cuda/fp8_gemm/sm90_fp8_gemm_params.hpp"
-#include "cuda/ptx/cluster.cuh"
 #include "cuda/ptx/cp_async_bulk.cuh"
 #include "cuda/ptx/cvta.cuh"
 #include "cuda/ptx/mbarrier.cuh"
@@ -46,22 +45,16 @@
 namespace lowbit::cuda::sm90fp8 {
 
 // The unit -> (tile_m, tile_n, split) map and each split's K-block range, shared by the
-// producer and the consumers (they must agree exactly). With clusters of kCluster CTAs a unit
-// is one per cluster: CTA `rank` takes m tile kCluster * (its m group) + rank, all of them the
-// same n tile and split (the W tile they share). A rank past the last m tile (tiles_m not a
-// multiple of kCluster) still loads its part of W for the others; its A rows are all past m
-// (the TMA fills zeros) and its output is clipped away.
+// producer and the consumers (they must agree exactly).
 struct Unit {
   int tile_m, tile_n, split, kb_begin, kb_end;
 };
-template <int kCluster>
-__device__ __forceinline__ Unit unit_of(const Sm90Fp8Params& p, int u, int rank) {
+__device__ __forceinline__ Unit unit_of(const Sm90Fp8Params& p, int u) {
   Unit r;
   r.split = u % p.splits;
   const int t = u / p.splits;
-  const int m_groups = (p.tiles_m + kCluster - 1) / kCluster;
-  r.tile_m = (t % m_groups) * kCluster + rank;  // m fastest: CTAs working at once share W tiles in L2
-  r.tile_n = t / m_groups;
+  r.tile_m = t % p.tiles_m;  // m fastest: CTAs working at once share W tiles in L2
+  r.tile_n = t / p.tiles_m;
   r.kb_begin = static_cast<int>(int64_t(r.split) * p.k_blocks / p.splits);
   r.kb_end = static_cast<int>(int64_t(r.split + 1) * p.k_blocks / p.splits);
   return r;
@@ -92,7 +85,7 @@ __device__ __forceinline__ float2 load_bias2(const void* bias, int col, int bf16
   return __half22float2(reinterpret_cast<const __half2*>(bias)[col / 2]);
 }
 
-template <int kConsumers, int BN, int kStages, bool kBlock, int kCluster>
+template <int kConsumers, int BN, int kStages, bool kBlock>
 __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     sm90_fp8_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_w,
                          const __grid_constant__ CUtensorMap tmap_sa, const __grid_constant__ CUtensorMap tmap_out,
@@ -125,28 +118,14 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
 
   const int wg = threadIdx.x / 128;
   const int t = threadIdx.x % 128;
-  // Clusters (kCluster = 2): the CTAs of a cluster compute vertically adjacent tiles with the
-  // same W tile; each loads BN / kCluster rows of it with a multicast TMA into every CTA's
-  // stage, so a stage may be refilled only once the consumers of all the cluster's CTAs have
-  // released it: empty[s] counts the arrivals of both CTAs' consumer warps.
-  static_assert(kCluster == 1 || kCluster == 2, "clusters of 1 or 2 CTAs");
-  static_assert(BN % (8 * kCluster) == 0, "each CTA's part of the W tile must be whole 8-row swizzle atoms");
-  const int rank = kCluster > 1 ? static_cast<int>(ptx::cluster_ctarank()) : 0;
-  const int cluster_id = static_cast<int>(blockIdx.x) / kCluster;
-  const int clusters = static_cast<int>(gridDim.x) / kCluster;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       ptx::mbarrier_init(full(s), 1);
-      ptx::mbarrier_init(empty(s), 4 * kConsumers * kCluster);
+      ptx::mbarrier_init(empty(s), 4 * kConsumers);
     }
     ptx::fence_mbarrier_init();
   }
-  // The peer's barriers must be initialized before this CTA's multicasts and remote arrivals
-  // reach them.
-  if constexpr (kCluster > 1)
-    ptx::cluster_sync();
-  else
-    __syncthreads();
+  __syncthreads();
 
   if (wg == kConsumers) {
     // ---------------- producer ----------------
@@ -159,8 +138,8 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
       ptx::tma_prefetch_descriptor(&tmap_w);
       if constexpr (kBlock) ptx::tma_prefetch_descriptor(&tmap_sa);
       uint32_t it = 0;
-      for (int u = cluster_id; u < p.units; u += clusters) {
-        const Unit un = unit_of<kCluster>(p, u, rank);
+      for (int u = blockIdx.x; u < p.units; u += gridDim.x) {
+        const Unit un = unit_of(p, u);
         const int m0 = un.tile_m * BM, n0 = un.tile_n * BN;
         for (int kb = un.kb_begin; kb < un.kb_end; ++kb, ++it) {
           const int s = static_cast<int>(it % kStages);
@@ -169,30 +148,17 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
           ptx::mbarrier_arrive_expect_tx(full(s), kTxBytes);
           const uint32_t st = tiles + s * kStageBytes;
           ptx::tma_load_2d(st, &tmap_a, kb * BK, m0, full(s));
-          if constexpr (kCluster == 1) {
-            ptx::tma_load_2d(st + kATile, &tmap_w, kb * BK, n0, full(s));
-          } else {
-            constexpr int kPart = BN / kCluster;  // the W map's box has kPart rows
-            ptx::tma_load_2d_multicast(st + kATile + rank * kPart * BK, &tmap_w, kb * BK, n0 + rank * kPart, full(s),
-                                       static_cast<uint16_t>((1u << kCluster) - 1));
-          }
+          ptx::tma_load_2d(st + kATile, &tmap_w, kb * BK, n0, full(s));
           if constexpr (kBlock) ptx::tma_load_2d(ptx::cvta_shared(sa_smem + s * BM), &tmap_sa, m0, kb, full(s));
         }
       }
     }
-    // Stay until the peer is done with this CTA's barriers and shared memory.
-    if constexpr (kCluster > 1) ptx::cluster_sync();
     return;
   }
 
   // ---------------- consumers ----------------
   if constexpr (kConsumers == 2) ptx::setmaxnreg_inc<232>();
   const int warp = t / 32, lane = t % 32;
-  // Lane 0's release of stage s: this CTA's empty[s] and, with clusters, the peer's.
-  auto release = [&](int s) {
-    ptx::mbarrier_arrive(empty(s));
-    if constexpr (kCluster > 1) ptx::mbarrier_arrive_cluster(ptx::mapa_shared(empty(s), static_cast<uint32_t>(rank ^ 1)));
-  };
   const int row_in_tile = 64 * wg + 16 * warp + lane / 4;  // and row_in_tile + 8
   const int col_in_frag = 2 * (lane % 4);                  // + 8 j
   float acc[BN / 2];
@@ -228,7 +194,7 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
       constexpr int kHiFrom = decltype(hi_from)::value;
       const float a0 = sa_smem[s * BM + row_in_tile], a1 = sa_smem[s * BM + row_in_tile + 8];
       __syncwarp();
-      if (lane == 0) release(s);
+      if (lane == 0) ptx::mbarrier_arrive(empty(s));
       const float s0 = a0 * sw.x, s1 = a1 * sw.x, s0b = a0 * sw.y, s1b = a1 * sw.y;
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j) {
@@ -242,14 +208,14 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
       (void)hi_from;
       (void)sw;
       __syncwarp();
-      if (lane == 0) release(s);
+      if (lane == 0) ptx::mbarrier_arrive(empty(s));
 #pragma unroll
       for (int j = 0; j < BN / 2; ++j) acc[j] += d[j];
     }
   };
 
-  for (int u = cluster_id; u < p.units; u += clusters) {
-    const Unit un = unit_of<kCluster>(p, u, rank);
+  for (int u = blockIdx.x; u < p.units; u += gridDim.x) {
+    const Unit un = unit_of(p, u);
     const int m0 = un.tile_m * BM, n0 = un.tile_n * BN;
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
@@ -350,7 +316,6 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
   }
   // The staging boxes must stay valid until the last TMA store has read them.
   if (t == 0) ptx::tma_store_wait_all();
-  if constexpr (kCluster > 1) ptx::cluster_sync();
 #else
   LOWBIT_DEVICE_TRAP("sm90_fp8_gemm_kernel needs sm_90a");
 #endif

@@ -61,7 +61,7 @@ Status encode_2d(CUtensorMap* map, CUtensorMapDataType type, const void* base, u
 class Sm90Fp8GemmImpl final : public detail::GemmImpl {
  public:
   Sm90Fp8GemmImpl(const GemmDesc& desc, const GpuSpec& gpu, const Sm90Fp8Plan& plan)
-      : d_(desc), device_(gpu.device), plan_(plan) {
+      : d_(desc), device_(gpu.device), sm_count_(gpu.sm_count), plan_(plan) {
     if (plan_.config < 0 || plan_.config >= kSm90Fp8ConfigCount)
       throw Error(std::string(kWho) + "no configuration " + std::to_string(plan_.config));
     const int64_t k_blocks = fp8_k_blocks(d_.k);
@@ -72,12 +72,10 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
     const Sm90Fp8Config& c = kSm90Fp8Configs[plan_.config];
     bm_ = 64 * c.consumers;
     bn_ = c.block_n;
-    cluster_ = c.cluster;
     int current = 0;
     LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
     if (current != device_) LOWBIT_CUDA_CHECK(cudaSetDevice(device_));
-    Status s = sm90_fp8_gemm_prepare(plan_.config, block_);
-    if (s.ok()) s = sm90_fp8_gemm_max_clusters(plan_.config, block_, &max_clusters_);
+    const Status s = sm90_fp8_gemm_prepare(plan_.config, block_);
     if (current != device_) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
     throw_if_error(s);
     if (encode_fn() == nullptr) throw Error(std::string(kWho) + "the driver has no cuTensorMapEncodeTiled");
@@ -117,8 +115,7 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
                              CU_TENSOR_MAP_SWIZZLE_128B, "A");
         !s.ok())
       return s;
-    // With clusters each CTA loads bn / cluster rows of the W tile (for all of the cluster).
-    if (Status s = encode_2d(&map_w, CU_TENSOR_MAP_DATA_TYPE_UINT8, args.w.data, d_.n, d_.k, d_.k, bn_ / cluster_, 128,
+    if (Status s = encode_2d(&map_w, CU_TENSOR_MAP_DATA_TYPE_UINT8, args.w.data, d_.n, d_.k, d_.k, bn_, 128,
                              CU_TENSOR_MAP_SWIZZLE_128B, "W");
         !s.ok())
       return s;
@@ -145,7 +142,7 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
     p.tiles_m = static_cast<int>((d_.m + bm_ - 1) / bm_);
     p.tiles_n = static_cast<int>((d_.n + bn_ - 1) / bn_);
     p.splits = plan_.splits;
-    const int64_t units = (int64_t(p.tiles_m) + cluster_ - 1) / cluster_ * p.tiles_n * p.splits;
+    const int64_t units = int64_t(p.tiles_m) * p.tiles_n * p.splits;
     if (units > (int64_t(1) << 31) - 1) return Status::Fail(std::string(kWho) + "too many tiles (" + d_.describe() + ")");
     p.units = static_cast<int>(units);
     p.sa = static_cast<const float*>(args.a_scales);
@@ -156,8 +153,7 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
     p.out = args.out;
     p.out_bf16 = d_.out_dtype == DType::kBF16;
     p.partial = static_cast<float*>(workspace);
-    // Persistent: as many CTAs (clusters) as are resident at once, at most one per unit.
-    const int grid = cluster_ * static_cast<int>(std::min<int64_t>(units, max_clusters_));
+    const int grid = static_cast<int>(std::min<int64_t>(units, sm_count_));
     const cudaStream_t st = reinterpret_cast<cudaStream_t>(stream);
     if (Status s = sm90_fp8_gemm_launch(plan_.config, block_, map_a, map_w, map_sa, map_out, p, grid, st); !s.ok()) return s;
     if (plan_.splits > 1) return sm90_fp8_gemm_reduce(p, st);
@@ -167,11 +163,10 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
  private:
   GemmDesc d_;
   int device_ = 0;
+  int sm_count_ = 0;
   Sm90Fp8Plan plan_;
   bool block_ = false;
   int bm_ = 64, bn_ = 128;
-  int cluster_ = 1;
-  int max_clusters_ = 1;  // resident at once (cluster 1: the SM count)
 };
 
 }  // namespace

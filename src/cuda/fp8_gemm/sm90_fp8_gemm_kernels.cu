@@ -13,24 +13,22 @@ template <int C>
 constexpr bool fits() {
   return sm90_fp8_smem_bytes(kSm90Fp8Configs[C]) <= 227 * 1024;
 }
-static_assert(fits<0>() && fits<1>() && fits<2>() && fits<3>() && fits<4>() && fits<5>(),
+static_assert(fits<0>() && fits<1>() && fits<2>() && fits<3>(),
               "a configuration needs more than 227 KB of shared memory");
 
 template <int C, bool kBlock>
 KernelFn kernel_of() {
   constexpr Sm90Fp8Config c = kSm90Fp8Configs[C];
-  return &sm90fp8::sm90_fp8_gemm_kernel<c.consumers, c.block_n, c.stages, kBlock, c.cluster>;
+  return &sm90fp8::sm90_fp8_gemm_kernel<c.consumers, c.block_n, c.stages, kBlock>;
 }
 
 KernelFn kernel_for(int config, bool block) {
-  static_assert(kSm90Fp8ConfigCount == 6, "one line per configuration below");
+  static_assert(kSm90Fp8ConfigCount == 4, "one line per configuration below");
   switch (config) {
     case 0: return block ? kernel_of<0, true>() : kernel_of<0, false>();
     case 1: return block ? kernel_of<1, true>() : kernel_of<1, false>();
     case 2: return block ? kernel_of<2, true>() : kernel_of<2, false>();
     case 3: return block ? kernel_of<3, true>() : kernel_of<3, false>();
-    case 4: return block ? kernel_of<4, true>() : kernel_of<4, false>();
-    case 5: return block ? kernel_of<5, true>() : kernel_of<5, false>();
     default: return nullptr;
   }
 }
@@ -51,50 +49,8 @@ Status sm90_fp8_gemm_launch(int config, bool block_scaled, const CUtensorMap& a,
   KernelFn k = kernel_for(config, block_scaled);
   if (k == nullptr) return Status::Fail("lowbit: sm90_fp8_gemm: no configuration " + std::to_string(config));
   const Sm90Fp8Config& c = kSm90Fp8Configs[config];
-  if (c.cluster == 1) {
-    k<<<grid, (c.consumers + 1) * 128, sm90_fp8_smem_bytes(c), stream>>>(a, w, sa, out, p);
-    LOWBIT_CUDA_TRY_LAUNCH();
-    return Status::Ok();
-  }
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(static_cast<unsigned>(grid));
-  cfg.blockDim = dim3(static_cast<unsigned>((c.consumers + 1) * 128));
-  cfg.dynamicSmemBytes = static_cast<size_t>(sm90_fp8_smem_bytes(c));
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = static_cast<unsigned>(c.cluster);
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  LOWBIT_CUDA_TRY(cudaLaunchKernelEx(&cfg, k, a, w, sa, out, p));
-  return Status::Ok();
-}
-
-Status sm90_fp8_gemm_max_clusters(int config, bool block_scaled, int* clusters) {
-  KernelFn k = kernel_for(config, block_scaled);
-  if (k == nullptr) return Status::Fail("lowbit: sm90_fp8_gemm: no configuration " + std::to_string(config));
-  const Sm90Fp8Config& c = kSm90Fp8Configs[config];
-  if (c.cluster == 1) {
-    int device = 0;
-    LOWBIT_CUDA_TRY(cudaGetDevice(&device));
-    LOWBIT_CUDA_TRY(cudaDeviceGetAttribute(clusters, cudaDevAttrMultiProcessorCount, device));
-    return Status::Ok();
-  }
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(static_cast<unsigned>(c.cluster));
-  cfg.blockDim = dim3(static_cast<unsigned>((c.consumers + 1) * 128));
-  cfg.dynamicSmemBytes = static_cast<size_t>(sm90_fp8_smem_bytes(c));
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = static_cast<unsigned>(c.cluster);
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  LOWBIT_CUDA_TRY(cudaOccupancyMaxActiveClusters(clusters, k, &cfg));
-  if (*clusters < 1) return Status::Fail("lowbit: sm90_fp8_gemm: no cluster of configuration " + std::string(c.tag) + " fits on this GPU");
+  k<<<grid, (c.consumers + 1) * 128, sm90_fp8_smem_bytes(c), stream>>>(a, w, sa, out, p);
+  LOWBIT_CUDA_TRY_LAUNCH();
   return Status::Ok();
 }
 

@@ -13,23 +13,18 @@ namespace lowbit::cuda {
 
 // A compiled configuration: BM = 64 * consumers rows (one consumer warpgroup per 64 rows),
 // BN columns, BK = 128 (one fp8 row of 128 bytes = the 128-byte swizzle span = one scale
-// block of the block mode), `stages` shared-memory stages of A and W tiles, `cluster` CTAs
-// per thread-block cluster (2: two vertically adjacent tiles share their W tile, each CTA
-// loading half of it for both with a multicast TMA).
+// block of the block mode), `stages` shared-memory stages of A and W tiles.
 struct Sm90Fp8Config {
   int consumers;
   int block_n;
   int stages;
-  int cluster;
   const char* tag;
 };
 inline constexpr Sm90Fp8Config kSm90Fp8Configs[] = {
-    {1, 128, 8, 1, "m64n128"},     // small m (decode): 24 KB per stage, 192 KB in flight per SM
-    {2, 128, 5, 1, "m128n128"},    // large m: 32 KB per stage, two consumer warpgroups
-    {1, 64, 10, 1, "m64n64"},      // small m and small n (more tiles to spread over the SMs)
-    {2, 192, 4, 1, "m128n192"},    // large m, larger tile: 40 KB per stage, 17% fewer bytes per flop
-    {2, 128, 5, 2, "m128n128c2"},  // m128n128 in clusters of 2 (W multicast: 25% fewer L2 bytes)
-    {2, 192, 4, 2, "m128n192c2"},  // m128n192 in clusters of 2 (30% fewer L2 bytes)
+    {1, 128, 8, "m64n128"},   // small m (decode): 24 KB per stage, 192 KB in flight per SM
+    {2, 128, 5, "m128n128"},  // large m: 32 KB per stage, two consumer warpgroups
+    {1, 64, 10, "m64n64"},    // small m and small n (more tiles to spread over the SMs)
+    {2, 192, 4, "m128n192"},  // large m, larger tile: 40 KB per stage, 17% fewer bytes per flop
 };
 inline constexpr int kSm90Fp8ConfigCount = sizeof(kSm90Fp8Configs) / sizeof(kSm90Fp8Configs[0]);
 inline constexpr int kSm90Fp8BlockK = 128;
@@ -38,7 +33,7 @@ struct Sm90Fp8Params {
   int m, n, k;
   int k_blocks;  // ceil(k / 128)
   int tiles_m, tiles_n, splits;
-  int units;  // ceil(tiles_m / cluster) * tiles_n * splits, walked by the persistent clusters
+  int units;  // tiles_m * tiles_n * splits, walked by the persistent CTAs
   // kScaled: sa (1) or (m), sw (1) or (n); kBlock: sw (ceil(n/128), k_blocks), sa via TMA.
   const float* sa;
   const float* sw;
@@ -65,8 +60,5 @@ Status sm90_fp8_gemm_launch(int config, bool block_scaled, const CUtensorMap& a,
                             const CUtensorMap& sa, const CUtensorMap& out, const Sm90Fp8Params& p, int grid,
                             cudaStream_t stream);
 Status sm90_fp8_gemm_reduce(const Sm90Fp8Params& p, cudaStream_t stream);
-// How many clusters of configuration `config` can be resident at once on the current device
-// (cudaOccupancyMaxActiveClusters; for cluster 1, the SM count).
-Status sm90_fp8_gemm_max_clusters(int config, bool block_scaled, int* clusters);
 
 }  // namespace lowbit::cuda

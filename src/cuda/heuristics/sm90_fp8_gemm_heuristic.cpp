@@ -44,9 +44,6 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count) {
     // Two consumer warpgroups only pay off once both have rows to compute.
     if ((m <= 64) != (cfg.consumers == 1)) continue;
     if (forced >= 0 && c != forced) continue;
-    // Clusters (m128n128c2, m128n192c2) only when forced: measured slower than without
-    // (docs/kernels/fp8_gemm.md, v5).
-    if (cfg.cluster > 1 && forced != c) continue;
     const int64_t tiles = ((m + bm - 1) / bm) * ((n + cfg.block_n - 1) / cfg.block_n);
     const double tensor_clk = double(bm) * cfg.block_n * kSm90Fp8BlockK * 2 / kFlopsPerClk;
     const double load_clk = double(std::min<int64_t>(bm, m) + cfg.block_n) * kSm90Fp8BlockK / kLoadBytesPerClk;
