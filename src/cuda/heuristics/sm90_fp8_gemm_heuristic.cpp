@@ -4,7 +4,14 @@
 // The model (H200 figures; only the ranking matters):
 //   dram_us   = the bytes every plan must move (A, W once, the output) at 4.26 TB/s;
 //   sm_us     = waves x (K blocks per unit x clocks per K block + 900 clocks per unit, the
-//               pipeline restart and the epilogue) at 1.9 GHz, waves = ceil(units / SMs);
+//               pipeline restart and the epilogue) at 1.9 GHz, waves = ceil(units / SMs),
+//               except for the two-consumer configurations from 4 waves on, where waves =
+//               units / SMs: there the GPU runs at its power limit (H200: 700 W, SM clock
+//               1.41-1.44 GHz in `lowbit bench` at M=4096, nvidia-smi) and a last wave that
+//               leaves SMs idle costs about its share of the work, not a whole wave
+//               (measured: o and down at M=4096, m128n192's 5.3 waves beat m128n128's 7.8
+//               by 3-5%, which ceil() ranked the other way; at M=1024, with 1.3 / 1.9 waves,
+//               the ceiling still ranks them right);
 //   clocks per K block: the two-consumer configurations as measured on H200 (lowbit bench
 //               2026-11-21, gate_up M=4096, one split: m128n128 950, m128n192 1324, i.e.
 //               54% / 58% of the tensor-core rate); the one-consumer configurations (m <= 64,
@@ -52,7 +59,8 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count) {
     const int max_splits = static_cast<int>(std::min<int64_t>(k_blocks, 32));
     for (int s = 1; s <= max_splits; ++s) {
       const int64_t units = tiles * s;
-      const int64_t waves = (units + sm_count - 1) / sm_count;
+      const double exact_waves = double(units) / sm_count;
+      const double waves = cfg.consumers == 2 && exact_waves >= 4.0 ? exact_waves : std::ceil(exact_waves);
       const int64_t kb_per_unit = (k_blocks + s - 1) / s;
       const double sm_us = double(waves) * (double(kb_per_unit) * kblock_clk + kUnitClk) / kClockPerUs;
       const double split_us = s > 1 ? kReduceUs + double(m) * n * 4 * s * 2 / kDramBytesPerUs : 0.0;
