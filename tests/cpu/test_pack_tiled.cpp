@@ -148,6 +148,24 @@ void check_fragments(int bits, DType act) {
       }
 }
 
+// The symmetric bf16 8-bit decode: m - s (each exact in bf16) is q - 128 for every byte q in
+// every byte position, row g from bytes 0 and 2, row g + 8 from bytes 1 and 3.
+TEST(tiled_layout, w8_bf16_split_decode_is_q_minus_128) {
+  for (uint32_t q = 0; q < 256; ++q) {
+    const uint32_t b[4] = {q, (q + 37) % 256, (q + 128) % 256, 255 - q};
+    const uint32_t w = b[0] | b[1] << 8 | b[2] << 16 | b[3] << 24;
+    uint32_t m[2], sub[2];
+    tiled::raw_w8_bf16_split(w, m, sub);
+    for (int r = 0; r < 2; ++r)
+      for (int h = 0; h < 2; ++h) {
+        const float mv = half_value(m[r], h, true), sv = half_value(sub[r], h, true);
+        const int byte = r + 2 * h;  // reg 0: bytes 0, 2; reg 1: bytes 1, 3
+        EXPECT_EQ(mv - sv, static_cast<float>(static_cast<int>(b[byte]) - 128)) << "q " << q << " byte " << byte;
+        EXPECT_TRUE(mv >= 128.f && mv < 256.f && (sv == 128.f || sv == 256.f)) << "q " << q << " byte " << byte;
+      }
+  }
+}
+
 TEST(tiled_layout, w4_f16_decode_is_the_mma_a_fragment) { check_fragments(4, DType::kF16); }
 TEST(tiled_layout, w4_bf16_decode_is_the_mma_a_fragment) { check_fragments(4, DType::kBF16); }
 TEST(tiled_layout, w8_f16_decode_is_the_mma_a_fragment) { check_fragments(8, DType::kF16); }

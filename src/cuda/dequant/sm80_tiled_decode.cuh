@@ -5,6 +5,9 @@
 //   TiledDecoder<T, BITS>::Consts c = make_consts(zero_pair, scale_pair, apply_scale);
 //   uint32_t a[4];
 //   TiledDecoder<T, BITS>::step<S, kScale>(chunk, c, a);   // k16 step S of the lane's 16 bytes
+//   TiledDecoder<T, BITS>::step<S, kScale, true>(...);     // the same for symmetric weights
+//                                                          // (z = 2^(bits-1); only bf16 8-bit
+//                                                          // has a cheaper path for it)
 //
 // a[] then holds W[g][c..c+1], W[g+8][c..c+1], W[g][c+8..c+9], W[g+8][c+8..c+9] of the
 // strip (g = lane / 4, c = 2 (lane % 4), columns relative to the step), each value
@@ -15,9 +18,10 @@
 //
 // Cost per 8 weights (one lane, one step): f16 4-bit 4 lop3 + 1 shift + 4 hsub2/hfma2
 // (+ 4 hmul2 with scales); bf16 4-bit 4 lop3 + 3 shifts + 4 hsub2 (+4); f16 8-bit 4 prmt +
-// 4 hsub2 (+4); bf16 8-bit 8 prmt + 8 fadd (+4): bf16 cannot hold 128 + q exactly for
-// q >= 128, so 8-bit codes go through f32 (2^23 + q) and are truncated to bf16, exact for
-// the integers |q - z| <= 255.
+// 4 hsub2 (+4); bf16 8-bit 8 prmt + 8 fadd + 4 prmt (+4): bf16 cannot hold 128 + q exactly
+// for q >= 128, so 8-bit codes go through f32 (2^23 + q) and are truncated to bf16, exact for
+// the integers |q - z| <= 255; symmetric bf16 8-bit 8 lop3 + 2 shifts + 4 hsub2 (+4): the
+// top bit of q picks the subtrahend (raw_w8_bf16_split).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -84,7 +88,7 @@ struct TiledDecoder<__half, 4> {
     c.s1 = apply_scale ? detail::bcast_hi(scale_pair) : 0x3C003C00u;
     return c;
   }
-  template <int kStep, bool kScale>
+  template <int kStep, bool kScale, bool kSym = false>
   LOWBIT_DEVICE static void step(const uint4& chunk, const Consts& c, uint32_t (&a)[4]) {
     static_assert(kStep >= 0 && kStep < 4, "4-bit chunks hold 4 k16 steps");
     const uint32_t w = kStep == 0 ? chunk.x : kStep == 1 ? chunk.y : kStep == 2 ? chunk.z : chunk.w;
@@ -123,7 +127,7 @@ struct TiledDecoder<__nv_bfloat16, 4> {
     c.s1 = apply_scale ? detail::bcast_hi(scale_pair) : 0x3F803F80u;
     return c;
   }
-  template <int kStep, bool kScale>
+  template <int kStep, bool kScale, bool kSym = false>
   LOWBIT_DEVICE static void step(const uint4& chunk, const Consts& c, uint32_t (&a)[4]) {
     static_assert(kStep >= 0 && kStep < 4, "4-bit chunks hold 4 k16 steps");
     const uint32_t w = kStep == 0 ? chunk.x : kStep == 1 ? chunk.y : kStep == 2 ? chunk.z : chunk.w;
@@ -161,7 +165,7 @@ struct TiledDecoder<__half, 8> {
     c.s1 = apply_scale ? detail::bcast_hi(scale_pair) : 0x3C003C00u;
     return c;
   }
-  template <int kStep, bool kScale>
+  template <int kStep, bool kScale, bool kSym = false>
   LOWBIT_DEVICE static void step(const uint4& chunk, const Consts& c, uint32_t (&a)[4]) {
     static_assert(kStep >= 0 && kStep < 2, "8-bit chunks hold 2 k16 steps");
     const uint32_t lo = kStep == 0 ? chunk.x : chunk.z;
@@ -211,13 +215,26 @@ struct TiledDecoder<__nv_bfloat16, 8> {
     row_g = pack_exact(__uint_as_float(f[0]) - c.z0, __uint_as_float(f[1]) - c.z0);
     row_g8 = pack_exact(__uint_as_float(f[2]) - c.z1, __uint_as_float(f[3]) - c.z1);
   }
-  template <int kStep, bool kScale>
+  // Symmetric weights (z = 128, kSym): m - s = q - 128 from raw_w8_bf16_split, one hsub2 per
+  // register, exact.
+  LOWBIT_DEVICE static void word_sym(uint32_t w, uint32_t& row_g, uint32_t& row_g8) {
+    uint32_t m[2], s[2];
+    raw_w8_bf16_split(w, m, s);
+    row_g = detail::as_u32(__hsub2(detail::as_b2(m[0]), detail::as_b2(s[0])));
+    row_g8 = detail::as_u32(__hsub2(detail::as_b2(m[1]), detail::as_b2(s[1])));
+  }
+  template <int kStep, bool kScale, bool kSym = false>
   LOWBIT_DEVICE static void step(const uint4& chunk, const Consts& c, uint32_t (&a)[4]) {
     static_assert(kStep >= 0 && kStep < 2, "8-bit chunks hold 2 k16 steps");
     const uint32_t lo = kStep == 0 ? chunk.x : chunk.z;
     const uint32_t hi = kStep == 0 ? chunk.y : chunk.w;
-    word(lo, c, a[0], a[1]);
-    word(hi, c, a[2], a[3]);
+    if constexpr (kSym) {
+      word_sym(lo, a[0], a[1]);
+      word_sym(hi, a[2], a[3]);
+    } else {
+      word(lo, c, a[0], a[1]);
+      word(hi, c, a[2], a[3]);
+    }
     if constexpr (kScale) {
       const __nv_bfloat162 s0 = detail::as_b2(c.s0), s1 = detail::as_b2(c.s1);
       a[0] = detail::as_u32(__hmul2(detail::as_b2(a[0]), s0));

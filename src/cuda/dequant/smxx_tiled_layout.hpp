@@ -110,6 +110,11 @@ LOWBIT_HD void raw_w8_f16(uint32_t lo, uint32_t hi, uint32_t (&r)[4]);
 // 8-bit -> f32 patterns 8388608 + q of one word: f[0] = byte 0, f[1] = byte 2, f[2] = byte 1,
 // f[3] = byte 3, so (f[0], f[1]) is reg (row g) and (f[2], f[3]) reg (row g+8). 4 prmt.
 LOWBIT_HD void raw_w8_f32(uint32_t w, uint32_t (&f)[4]);
+// 8-bit -> bf16 as a difference, for q - 128 (symmetric weights) without f32: with q =
+// 128 h + l (h the top bit), m = 0x4300 | l = 128 + l and s = 0x4380 ^ (h << 7) = 256 - 128 h,
+// so m - s = q - 128 exactly (every term an integer below 2^8). m[0], s[0]: bytes 0 and 2 of
+// the word (the register of row g), m[1], s[1]: bytes 1 and 3 (row g + 8). 4 lop3 + 1 shift.
+LOWBIT_HD void raw_w8_bf16_split(uint32_t w, uint32_t (&m)[2], uint32_t (&s)[2]);
 
 }  // namespace lowbit::tiled
 
@@ -145,6 +150,15 @@ LOWBIT_HD void raw_w8_f16(uint32_t lo, uint32_t hi, uint32_t (&r)[4]) {
   r[1] = ptx::prmt(lo, kMagic4, 0x5351u);
   r[2] = ptx::prmt(hi, kMagic4, 0x5250u);
   r[3] = ptx::prmt(hi, kMagic4, 0x5351u);
+}
+
+LOWBIT_HD void raw_w8_bf16_split(uint32_t w, uint32_t (&m)[2], uint32_t (&s)[2]) {
+  constexpr uint32_t kLow7 = 0x007f007fu, kTop = 0x00800080u, kSub = 0x43804380u;
+  const uint32_t w8 = w >> 8;
+  m[0] = ptx::lop3<ptx::kLutAndOr>(w, kLow7, kBf16Magic2);
+  s[0] = ptx::lop3<ptx::kLutAndXor>(w, kTop, kSub);
+  m[1] = ptx::lop3<ptx::kLutAndOr>(w8, kLow7, kBf16Magic2);
+  s[1] = ptx::lop3<ptx::kLutAndXor>(w8, kTop, kSub);
 }
 
 LOWBIT_HD void raw_w8_f32(uint32_t w, uint32_t (&f)[4]) {

@@ -66,6 +66,7 @@ struct Sm80MixedGemm {
   static constexpr int SLOTS = BLOCK_K / 32;            // scale rows per stage (groups >= 32)
   // Small token tiles apply group scales to the fp32 mma results (see the warp tile).
   static constexpr bool kScaleAfter = MBLK <= 2;
+  static constexpr bool kSymDecode = std::is_same_v<T, __nv_bfloat16> && BITS == 8;
 
   static_assert(BITS == 4 || BITS == 8, "4- and 8-bit weights");
   static_assert(BLOCK_N % (16 * WARPS_N) == 0, "a warp owns whole 16-channel strips");
@@ -271,7 +272,7 @@ struct Sm80MixedGemm {
 
       // A full stage runs without bounds checks, so the compiler can interleave the
       // warp's chunks (independent mma chains); only the last stage of a split checks.
-      auto chunks = [&](auto check_c) {
+      auto chunks = [&](auto check_c, auto sym_c) {
 #pragma unroll
         for (int c = 0; c < CPW; ++c) {
           const int chunk = wk * CPW + c;
@@ -297,13 +298,23 @@ struct Sm80MixedGemm {
             } else {
               tile.template load_b<BLOCK_K>(b[kStep], x_st, kl + kStep * 16);
             }
-            tile.template step<kStep, kHalf, kStep == 2 * kHalf>(wq, cst[kHalf], b[kStep]);
+            tile.template step<kStep, kHalf, kStep == 2 * kHalf, decltype(sym_c)::value>(wq, cst[kHalf], b[kStep]);
           });
           if constexpr (kScaleAfter) tile.template flush<kHalves>(sf);
         }
       };
-      if (k_comp + BLOCK_K <= k_end) chunks(std::false_type{});
-      else chunks(std::true_type{});
+      auto run_chunks = [&](auto sym_c) {
+        if (k_comp + BLOCK_K <= k_end) chunks(std::false_type{}, sym_c);
+        else chunks(std::true_type{}, sym_c);
+      };
+      // bf16 x 8-bit has a cheaper decode for symmetric weights (sm80_tiled_decode.cuh): a
+      // second copy of the loop, chosen once per stage (the same for the whole grid).
+      if constexpr (kSymDecode) {
+        if (p.zeros == nullptr) run_chunks(std::true_type{});
+        else run_chunks(std::false_type{});
+      } else {
+        run_chunks(std::false_type{});
+      }
       k_comp += BLOCK_K;
     };
 

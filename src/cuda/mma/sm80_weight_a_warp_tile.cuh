@@ -110,12 +110,13 @@ struct WeightAWarpTile {
 
   // One k16 step: decode step kStep of every strip's chunk and multiply with every B.
   // kScaleAfter: step kStep accumulates into half kHalf, starting it (C = 0) when kFresh.
-  template <int kStep, int kHalf, bool kFresh>
+  // kSym: symmetric weights (the decoder may take a cheaper path that ignores c's zeros).
+  template <int kStep, int kHalf, bool kFresh, bool kSym = false>
   LOWBIT_DEVICE void step(const uint4 (&wq)[STRIPS], const Consts (&c)[STRIPS], const uint32_t (&b)[MBLK][2]) {
 #pragma unroll
     for (int i = 0; i < STRIPS; ++i) {
       uint32_t a[4];
-      Decoder::template step<kStep, !kScaleAfter>(wq[i], c[i], a);
+      Decoder::template step<kStep, !kScaleAfter, kSym>(wq[i], c[i], a);
 #pragma unroll
       for (int j = 0; j < MBLK; ++j) {
         if constexpr (!kScaleAfter) ptx::mma_m16n8k16<T>(acc[i][j], a, b[j]);

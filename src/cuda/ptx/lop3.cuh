@@ -12,6 +12,8 @@ namespace lowbit::ptx {
 
 // The LUT of (a & b) | c: mask a field out of a and merge it with a constant pattern c.
 inline constexpr uint8_t kLutAndOr = (0xF0 & 0xCC) | 0xAA;
+// The LUT of (a & b) ^ c: mask a field out of a and flip it into a constant pattern c.
+inline constexpr uint8_t kLutAndXor = (0xF0 & 0xCC) ^ 0xAA;
 
 template <uint8_t kLut>
 LOWBIT_HD uint32_t lop3(uint32_t a, uint32_t b, uint32_t c) {
