@@ -255,33 +255,28 @@ TEST(smxx_fp8_act_quant, graph_capture) {
     a.static_scale = dstatic.as<float>();
     a.q = dq.get();
     a.scales = dscales.as<float>();
-    cudaGraph_t graph = nullptr;
-    LOWBIT_CUDA_CHECK(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal));
-    const Status s = op.run(a, dws.get(), stream.get());
-    LOWBIT_CUDA_CHECK(cudaStreamEndCapture(stream.get(), &graph));
-    ASSERT_TRUE(s.ok()) << s.message();
-    cudaGraphExec_t exec = nullptr;
-    LOWBIT_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-    for (int replay = 0; replay < 2; ++replay) {
-      const uint32_t seed = g_seed++;
-      std::mt19937 rng(seed);
-      const std::vector<float> x = make_values(mode, t, m, k, Flavor::kMixed, rng);
-      const std::vector<uint8_t> bytes = encode_rows(x, t, m, k, k, 0.0f);
-      dx.upload(bytes.data(), bytes.size());
-      dq.poison(stream.get());
-      dscales.poison(stream.get());
-      dws.poison(stream.get());
-      LOWBIT_CUDA_CHECK(cudaGraphLaunch(exec, stream.get()));
-      stream.sync();
-      Quantized gpu;
-      gpu.q = dq.download();
-      const std::vector<uint8_t> raw = dscales.download();
-      gpu.scales.resize(raw.size() / 4);
-      std::memcpy(gpu.scales.data(), raw.data(), raw.size());
-      expect_same(gpu, run_cpu(d, bytes, 0.02f), k, case_name(d, "graph replay", seed));
-    }
-    LOWBIT_CUDA_CHECK(cudaGraphExecDestroy(exec));
-    LOWBIT_CUDA_CHECK(cudaGraphDestroy(graph));
+    uint32_t seed = 0;
+    std::vector<uint8_t> bytes;
+    capture_and_replay(
+        stream.get(), [&] { return op.run(a, dws.get(), stream.get()); }, 2,
+        [&](int) {  // a new input for every replay
+          seed = g_seed++;
+          std::mt19937 rng(seed);
+          const std::vector<float> x = make_values(mode, t, m, k, Flavor::kMixed, rng);
+          bytes = encode_rows(x, t, m, k, k, 0.0f);
+          dx.upload(bytes.data(), bytes.size());
+          dq.poison(stream.get());
+          dscales.poison(stream.get());
+          dws.poison(stream.get());
+        },
+        [&](int) {
+          Quantized gpu;
+          gpu.q = dq.download();
+          const std::vector<uint8_t> raw = dscales.download();
+          gpu.scales.resize(raw.size() / 4);
+          std::memcpy(gpu.scales.data(), raw.data(), raw.size());
+          expect_same(gpu, run_cpu(d, bytes, 0.02f), k, case_name(d, "graph replay", seed));
+        });
   }
 }
 

@@ -24,6 +24,7 @@
 #include "lowbit/device.hpp"
 #include "lowbit/dtype.hpp"
 #include "lowbit/numeric.hpp"
+#include "lowbit/status.hpp"
 
 #define LOWBIT_REQUIRE_GPU()                                                    \
   do {                                                                          \
@@ -156,6 +157,29 @@ inline bool all_zero(const std::vector<float>& v) {
   for (float x : v)
     if (x != 0.0f) return false;
   return true;
+}
+
+// CUDA-graph tests: captures what `enqueue` launches on `s` into a graph (its Status must be
+// ok), then launches the graph `replays` times, `before(i)` ahead of replay i (poison the
+// outputs, upload new inputs) and `after(i)` once the stream has finished it (compare).
+inline void capture_and_replay(cudaStream_t s, const std::function<Status()>& enqueue, int replays,
+                               const std::function<void(int)>& before, const std::function<void(int)>& after,
+                               cudaStreamCaptureMode mode = cudaStreamCaptureModeThreadLocal) {
+  cudaGraph_t graph = nullptr;
+  LOWBIT_CUDA_CHECK(cudaStreamBeginCapture(s, mode));
+  const Status st = enqueue();
+  LOWBIT_CUDA_CHECK(cudaStreamEndCapture(s, &graph));
+  ASSERT_TRUE(st.ok()) << st.message();
+  cudaGraphExec_t exec = nullptr;
+  LOWBIT_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int i = 0; i < replays; ++i) {
+    before(i);
+    LOWBIT_CUDA_CHECK(cudaGraphLaunch(exec, s));
+    LOWBIT_CUDA_CHECK(cudaStreamSynchronize(s));
+    after(i);
+  }
+  LOWBIT_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  LOWBIT_CUDA_CHECK(cudaGraphDestroy(graph));
 }
 
 // Benchmarks: the median per-call time in us of `enqueue(i)` (the i-th call, which uses operand

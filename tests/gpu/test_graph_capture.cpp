@@ -72,21 +72,12 @@ void check_graph_replay(const GemmDesc& d, const std::string& family) {
   StreamHolder stream;
   const std::vector<uint8_t> expected = eager(g, p, stream.get());
 
-  cudaGraph_t graph = nullptr;
-  LOWBIT_CUDA_CHECK(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal));
-  const Status st = g.run(p.args(), p.workspace.get(), stream.get());
-  LOWBIT_CUDA_CHECK(cudaStreamEndCapture(stream.get(), &graph));
-  ASSERT_TRUE(st.ok()) << st.message();
-  cudaGraphExec_t exec = nullptr;
-  LOWBIT_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  for (int replay = 0; replay < 3; ++replay) {
-    p.out.poison(stream.get());
-    LOWBIT_CUDA_CHECK(cudaGraphLaunch(exec, stream.get()));
-    stream.sync();
-    EXPECT_TRUE(p.out.download() == expected) << "graph replay " << replay << " differs from eager";
-  }
-  LOWBIT_CUDA_CHECK(cudaGraphExecDestroy(exec));
-  LOWBIT_CUDA_CHECK(cudaGraphDestroy(graph));
+  capture_and_replay(
+      stream.get(), [&] { return g.run(p.args(), p.workspace.get(), stream.get()); }, 3,
+      [&](int) { p.out.poison(stream.get()); },
+      [&](int replay) {
+        EXPECT_TRUE(p.out.download() == expected) << "graph replay " << replay << " differs from eager";
+      });
 }
 
 void check_two_streams(const GemmDesc& d, const std::string& family) {

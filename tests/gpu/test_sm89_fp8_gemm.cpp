@@ -477,21 +477,11 @@ TEST(sm89_fp8_gemm, cuda_graph_capture) {
     Prepared p(c);
     StreamHolder s;
     const std::vector<uint8_t> direct = p.run(s.get());
-    cudaGraph_t graph = nullptr;
-    LOWBIT_CUDA_CHECK(cudaStreamBeginCapture(s.get(), cudaStreamCaptureModeGlobal));
-    const Status st = p.kernel.run(p.args(), p.ws.get(), s.get());
-    LOWBIT_CUDA_CHECK(cudaStreamEndCapture(s.get(), &graph));
-    ASSERT_TRUE(st.ok()) << st.message();
-    cudaGraphExec_t exec = nullptr;
-    LOWBIT_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-    for (int i = 0; i < 3; ++i) {
-      p.out.poison(s.get());
-      LOWBIT_CUDA_CHECK(cudaGraphLaunch(exec, s.get()));
-      s.sync();
-      EXPECT_EQ(p.out.download(), direct) << "graph replay " << i << ": " << p.what();
-    }
-    LOWBIT_CUDA_CHECK(cudaGraphExecDestroy(exec));
-    LOWBIT_CUDA_CHECK(cudaGraphDestroy(graph));
+    capture_and_replay(
+        s.get(), [&] { return p.kernel.run(p.args(), p.ws.get(), s.get()); }, 3,
+        [&](int) { p.out.poison(s.get()); },
+        [&](int i) { EXPECT_EQ(p.out.download(), direct) << "graph replay " << i << ": " << p.what(); },
+        cudaStreamCaptureModeGlobal);
   }
 }
 

@@ -309,22 +309,15 @@ TEST(smxx_gemv, graph_capture_replays_bit_exact) {
     ASSERT_TRUE(impl->run(o.args(), nullptr, s.get()).ok());
     s.sync();
     const std::vector<uint8_t> eager = o.y.download();
-    cudaGraph_t graph = nullptr;
-    LOWBIT_CUDA_CHECK(cudaStreamBeginCapture(s.get(), cudaStreamCaptureModeThreadLocal));
-    const Status st = impl->run(o.args(), nullptr, s.get());
-    const Status st2 = impl->run(o.args(), nullptr, s.get());  // two nodes: a PDL edge between them
-    LOWBIT_CUDA_CHECK(cudaStreamEndCapture(s.get(), &graph));
-    ASSERT_TRUE(st.ok() && st2.ok()) << st.message() << st2.message();
-    cudaGraphExec_t exec = nullptr;
-    LOWBIT_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-    for (int r = 0; r < 3; ++r) {
-      o.y.poison(s.get());
-      LOWBIT_CUDA_CHECK(cudaGraphLaunch(exec, s.get()));
-      s.sync();
-      EXPECT_TRUE(o.y.download() == eager) << "replay " << r << " differs from eager";
-    }
-    LOWBIT_CUDA_CHECK(cudaGraphExecDestroy(exec));
-    LOWBIT_CUDA_CHECK(cudaGraphDestroy(graph));
+    capture_and_replay(
+        s.get(),
+        [&] {
+          const Status st = impl->run(o.args(), nullptr, s.get());
+          const Status st2 = impl->run(o.args(), nullptr, s.get());  // two nodes: a PDL edge between them
+          return st.ok() ? st2 : st;
+        },
+        3, [&](int) { o.y.poison(s.get()); },
+        [&](int r) { EXPECT_TRUE(o.y.download() == eager) << "replay " << r << " differs from eager"; });
   }
 }
 
