@@ -257,6 +257,17 @@ bool ptx_jits_to(const ArchEntry& e, int cc) {
 
 }  // namespace
 
+Status hopper_sm90a_runs_on(const GpuSpec& gpu, const char* who) {
+  if (gpu.cc != 90)
+    return Status::Fail(std::string(who) + "needs a Hopper GPU (sm_90a: wgmma, TMA); " + gpu.name + " is sm_" +
+                        std::to_string(gpu.cc));
+  if (!build_has_arch_specific_code_for(90))
+    return Status::Fail(std::string(who) +
+                        "this build has no sm_90a code (wgmma needs the arch-specific target: "
+                        "LOWBIT_CUDA_ARCHITECTURES must list 90a, not only 90)");
+  return Status::Ok();
+}
+
 bool build_has_arch_specific_code_for(int cc) {
   for (const std::string& item : built_cuda_archs()) {
     if (item == "native" || item == "all" || item == "all-major") return true;

@@ -2,15 +2,14 @@
 #include "cuda/fp8_gemm/sm90_fp8_gemm_family.hpp"
 
 #include <cuda.h>
-#include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cstring>
-#include <mutex>
 #include <string>
 
 #include "cuda/common/check.hpp"
+#include "cuda/common/tensor_map.hpp"
 #include "cuda/fp8_gemm/fp8_gemm_common.hpp"
 #include "cuda/fp8_gemm/sm90_fp8_gemm_params.hpp"
 
@@ -22,40 +21,11 @@ constexpr const char* kWho = "lowbit: sm90_fp8_gemm: ";
 
 bool aligned(const void* p, uintptr_t a) { return (reinterpret_cast<uintptr_t>(p) & (a - 1)) == 0; }
 
-// cuTensorMapEncodeTiled is a driver API function; the runtime hands out its address so
-// that lowbit does not link libcuda (the same binary runs where only the runtime is static).
-PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
-  static PFN_cuTensorMapEncodeTiled_v12000 fn = nullptr;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) == cudaSuccess &&
-        q == cudaDriverEntryPointSuccess)
-      fn = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
-    (void)cudaGetLastError();
-  });
-  return fn;
-}
-
-// A 2-D row-major tensor (rows, cols) of `elem` bytes per element, rows `row_bytes` apart,
-// read in boxes of (box_rows, box_cols).
+// A 2-D tensor map of this family (common/tensor_map.hpp).
 Status encode_2d(CUtensorMap* map, CUtensorMapDataType type, const void* base, uint64_t rows, uint64_t cols,
                  uint64_t row_bytes, uint32_t box_rows, uint32_t box_cols, CUtensorMapSwizzle swizzle,
                  const char* what) {
-  auto fn = encode_fn();
-  if (fn == nullptr) return Status::Fail(std::string(kWho) + "the driver has no cuTensorMapEncodeTiled");
-  const cuuint64_t dims[2] = {cols, rows};
-  const cuuint64_t strides[1] = {row_bytes};
-  const cuuint32_t box[2] = {box_cols, box_rows};
-  const cuuint32_t elem_strides[2] = {1, 1};
-  const CUresult r = fn(map, type, 2, const_cast<void*>(base), dims, strides, box, elem_strides,
-                        CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS)
-    return Status::Fail(std::string(kWho) + "cuTensorMapEncodeTiled failed for " + what + " (CUresult " +
-                        std::to_string(static_cast<int>(r)) + ")");
-  return Status::Ok();
+  return encode_tensor_map_2d(map, type, base, rows, cols, row_bytes, box_rows, box_cols, swizzle, kWho, what);
 }
 
 class Sm90Fp8GemmImpl final : public detail::GemmImpl {
@@ -78,7 +48,7 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
     const Status s = sm90_fp8_gemm_prepare(plan_.config, block_);
     if (current != device_) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
     throw_if_error(s);
-    if (encode_fn() == nullptr) throw Error(std::string(kWho) + "the driver has no cuTensorMapEncodeTiled");
+    if (!tensor_map_available()) throw Error(std::string(kWho) + "the driver has no cuTensorMapEncodeTiled");
   }
 
   std::string name() const override {
@@ -172,14 +142,7 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
 }  // namespace
 
 Status sm90_fp8_gemm_runs_on(const GpuSpec& gpu) {
-  if (gpu.cc != 90)
-    return Status::Fail(std::string(kWho) + "needs a Hopper GPU (sm_90a: wgmma, TMA); " + gpu.name + " is sm_" +
-                        std::to_string(gpu.cc));
-  if (!build_has_arch_specific_code_for(90))
-    return Status::Fail(std::string(kWho) +
-                        "this build has no sm_90a code (wgmma needs the arch-specific target: "
-                        "LOWBIT_CUDA_ARCHITECTURES must list 90a, not only 90)");
-  return Status::Ok();
+  return hopper_sm90a_runs_on(gpu, kWho);
 }
 
 Status sm90_fp8_gemm_can_implement(const GemmDesc& d, const GpuSpec& gpu) {

@@ -1,6 +1,8 @@
 // Internal: what the heuristics know of a GPU, read from the device (never from its name).
 #pragma once
 
+#include "lowbit/status.hpp"
+
 #include <cstdint>
 #include <string>
 
@@ -30,5 +32,9 @@ bool build_has_code_for(int cc, int min_arch);
 // Whether this build carries arch-specific code for exactly compute capability `cc` ("90a"
 // for 9.0): what kernels using wgmma or setmaxnreg need (a plain "90" build traps there).
 bool build_has_arch_specific_code_for(int cc);
+
+// Ok when `gpu` is a Hopper GPU (9.0) and this build has sm_90a code (wgmma, setmaxnreg, TMA
+// kernels need the arch-specific target), else the reason, prefixed with `who`.
+Status hopper_sm90a_runs_on(const GpuSpec& gpu, const char* who);
 
 }  // namespace lowbit::cuda

@@ -26,6 +26,7 @@
 #include "cuda/families.hpp"
 #include "cuda/heuristics/gpu_spec.hpp"
 #include "cuda/mixed_gemm/sm80_mixed_gemm_family.hpp"
+#include "cuda/mixed_gemm/sm90_mixed_gemm_family.hpp"
 #include "cuda/gemv/smxx_gemv_family.hpp"
 #include "cuda/fp8_gemm/sm89_fp8_gemm_family.hpp"
 #include "cuda/fp8_gemm/sm90_fp8_gemm_family.hpp"
@@ -38,6 +39,11 @@ namespace cuda {
 // =======================================================================================
 const std::vector<FamilyEntry>& kernel_family_table() {
   static const std::vector<FamilyEntry> kTable = {
+      // The same integer weights (tiled layout) on Hopper with wgmma and register-decoded
+      // weights, for the m where it beats mma.sync (rule below; docs/kernels/mixed_gemm.md,
+      // "sm90_mixed_gemm"). No act-order: those go on to sm80_mixed_gemm.
+      {kSm90MixedGemmName, kSm90MixedGemmDescription, &sm90_mixed_gemm_runs_on, &sm90_mixed_gemm_can_implement,
+       &sm90_mixed_gemm_make},
       // Integer weights (4/8-bit, symmetric or integer zeros) with f16/bf16 activations on
       // tensor cores, every m: ahead of cuBLAS, which takes no integer weights anyway.
       {kSm80MixedGemmName, kSm80MixedGemmDescription, &sm80_mixed_gemm_runs_on,
@@ -68,6 +74,9 @@ const std::vector<FamilyEntry>& kernel_family_table() {
 // 2. Selection rules
 // =======================================================================================
 namespace {
+
+// The smallest m that sm90_mixed_gemm takes ahead of sm80_mixed_gemm (rule below).
+constexpr int64_t kSm90MixedMinM = 17;
 
 std::string strip_prefix(const std::string& message) {
   static const std::string kPrefix = "lowbit: ";
@@ -125,6 +134,19 @@ std::vector<const FamilyEntry*> apply_selection_rules(const GemmDesc& desc, cons
     };
     auto sm89 = at(kSm89Fp8GemmName), sm90 = at(kSm90Fp8GemmName);
     if (sm89 != order.end() && sm90 != order.end() && sm90 < sm89) std::rotate(sm90, sm89, sm89 + 1);
+  }
+  // --- Integer weights at small m: sm80_mixed_gemm before sm90_mixed_gemm ----------------
+  // kSm90MixedMinM: below it the mma.sync kernel's 8- and 16-token tiles stream the weights
+  // faster than the 128-channel x 64-token wgmma tiles. Measured on H200 (lowbit bench, Suite 1
+  // sums, each family pinned with LOWBIT_CUDA_FAMILIES): W4 g128 f16 sm80 83.1 / 152.9 / 162.6
+  // us at m = 16 / 32 / 64 against sm90 98.2 / 97.9 / 101.8; W8 per-channel 94.4 / 182.7 / 196.3
+  // against 103.2 / 97.7 / 96.7 (docs/kernels/mixed_gemm.md, "sm90_mixed_gemm").
+  if (desc.w.kind == WeightKind::kInt && desc.m < kSm90MixedMinM) {
+    auto at = [&](const char* name) {
+      return std::find_if(order.begin(), order.end(), [&](const FamilyEntry* f) { return std::string(f->name) == name; });
+    };
+    auto sm80 = at(kSm80MixedGemmName), sm90 = at(kSm90MixedGemmName);
+    if (sm80 != order.end() && sm90 != order.end() && sm90 < sm80) std::rotate(sm90, sm80, sm80 + 1);
   }
   if (!family.empty() && order.empty()) {
     std::string known;

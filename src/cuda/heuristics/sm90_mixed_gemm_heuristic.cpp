@@ -1,0 +1,72 @@
+// The sm90_mixed_gemm plan: for every token tile and split count, estimate the time and keep
+// the cheapest (ties: fewer splits, then the table order).
+//
+// The model (H200 figures; only the ranking matters):
+//   dram_us  = the bytes every plan moves (packed weights once, activations once, output) at
+//              4.0 TB/s;
+//   sm_us    = waves x (k blocks per unit x clocks per k block + 2000 clocks per unit: the
+//              pipeline restart and the epilogue); waves = ceil(units / SMs) at 1.98 GHz below
+//              4 waves, units / SMs at 1.4 GHz from 4 on (the GPU then runs at its 700 W limit:
+//              clocks drop and a partial last wave costs its share, as for sm90_fp8_gemm);
+//   clocks per k block = 530 + 3.3 x block_tokens, fitted to the Suite-1 plan sweep on H200
+//              (W4 g128 f16, m = 64 / 128 / 256, one wave: 750 / 950 / 1370 clocks for token
+//              tiles of 64 / 128 / 256, against 256 / 512 / 1024 of tensor work: below 256
+//              tokens the decode-and-issue latency of each block dominates);
+//   split_us = splits > 1: the reduce kernel (2 us) + the fp32 partials written and read.
+// `LOWBIT_SM90_MIXED_PLAN=<config>[,<splits>]` forces a plan (a measurement knob).
+#include "cuda/heuristics/sm90_mixed_gemm_heuristic.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "cuda/mixed_gemm/sm90_mixed_gemm_params.hpp"
+
+namespace lowbit::cuda {
+
+Sm90MixedPlan sm90_mixed_gemm_plan(int64_t m, int64_t n, int64_t k, int bits, int sm_count) {
+  constexpr double kClockPerUs = 1980.0, kPowerCappedClockPerUs = 1400.0, kDramBytesPerUs = 4.0e6;
+  constexpr double kUnitClk = 2000.0, kBlockClk = 530.0, kClkPerToken = 3.3, kReduceUs = 2.0;
+  const int64_t k_blocks = k / kSm90MixedBlockK;
+  const double dram_us = (double(n) * k * bits / 8 + double(m) * k * 2 + double(m) * n * 2) / kDramBytesPerUs;
+  int forced_config = -1, forced_splits = -1;
+  if (const char* env = std::getenv("LOWBIT_SM90_MIXED_PLAN")) {
+    forced_config = std::atoi(env);
+    if (const char* comma = std::strchr(env, ',')) forced_splits = std::atoi(comma + 1);
+  }
+  Sm90MixedPlan best;
+  double best_us = 1e300;
+  for (int c = 0; c < kSm90MixedConfigCount; ++c) {
+    if (forced_config >= 0 && forced_config < kSm90MixedConfigCount && c != forced_config) continue;
+    const Sm90MixedConfig& cfg = kSm90MixedConfigs[c];
+    const int64_t tiles = ((m + cfg.block_tokens - 1) / cfg.block_tokens) * ((n + kSm90MixedBlockCh - 1) / kSm90MixedBlockCh);
+    const double kblock_clk = kBlockClk + kClkPerToken * cfg.block_tokens;
+    const int max_splits = static_cast<int>(std::min<int64_t>(k_blocks, 16));
+    for (int s = 1; s <= max_splits; ++s) {
+      if (forced_splits >= 1 && s != std::min(forced_splits, max_splits)) continue;
+      const int64_t units = tiles * s;
+      const double exact_waves = double(units) / sm_count;
+      const bool capped = exact_waves >= 4.0;
+      const double waves = capped ? exact_waves : std::ceil(exact_waves);
+      const int64_t kb_per_unit = (k_blocks + s - 1) / s;
+      const double sm_us =
+          waves * (double(kb_per_unit) * kblock_clk + kUnitClk) / (capped ? kPowerCappedClockPerUs : kClockPerUs);
+      const double split_us = s > 1 ? kReduceUs + double(m) * n * 4 * s * 2 / kDramBytesPerUs : 0.0;
+      const double us = std::max(dram_us, sm_us) + split_us;
+      if (us < best_us * 0.999) {
+        best_us = us;
+        best.config = c;
+        best.splits = s;
+        char buf[160];
+        std::snprintf(buf, sizeof(buf), "%s split %d: %lld units, predicted %.1f us (dram %.1f, sm %.1f, split %.1f)",
+                      cfg.tag, s, static_cast<long long>(units), us, dram_us, sm_us, split_us);
+        best.why = buf;
+      }
+    }
+  }
+  return best;
+}
+
+}  // namespace lowbit::cuda

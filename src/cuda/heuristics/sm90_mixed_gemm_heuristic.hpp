@@ -1,0 +1,19 @@
+// Internal: the plan (token tile, split-K factor) of sm90_mixed_gemm for a problem, chosen
+// from m, n, k, the weight width and the SM count by a small cost model
+// (sm90_mixed_gemm_heuristic.cpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace lowbit::cuda {
+
+struct Sm90MixedPlan {
+  int config = 0;   // index into kSm90MixedConfigs
+  int splits = 1;   // K splits (>= 1, <= k / 64)
+  std::string why;  // the model's figures for the choice
+};
+
+Sm90MixedPlan sm90_mixed_gemm_plan(int64_t m, int64_t n, int64_t k, int bits, int sm_count);
+
+}  // namespace lowbit::cuda

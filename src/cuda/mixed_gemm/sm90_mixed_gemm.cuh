@@ -1,0 +1,385 @@
+// The Hopper mixed GEMM kernel (sm_90a): f16/bf16 activations x 4/8-bit tiled weights,
+// TMA loads, wgmma with the dequantized weights as the REGISTER A operand, one producer
+// warpgroup and two consumer warpgroups, a persistent walk over (tile, split) units.
+// Design and numbers: docs/kernels/mixed_gemm.md, "sm90_mixed_gemm".
+//
+// Orientation: out^T = W * X^T. The wgmma M (64 per consumer warpgroup) is output channels,
+// its N (kTK) tokens, its K the reduction. A CTA tile is 128 channels (consumer c owns
+// channels 64c .. 64c + 63 = strips 4c .. 4c + 3 of the tile, warp w of it strip 4c + w)
+// x kTK tokens, and k goes in blocks of 64 columns.
+//
+// Why the weights are the register operand: the tiled layout gives each lane, in 16 bytes of
+// a 512-byte chunk, exactly its mma.m16n8k16 A fragments of one strip, and the A fragment of
+// wgmma m64nNk16 from registers is that fragment per warp (warp w = rows 16w .. 16w + 15).
+// So a warp reads its strip's 16 (4-bit) or 32 (8-bit) bytes of a k block from shared memory
+// (one conflict-free LDS.128 per 512 bytes), decodes them with TiledDecoder (the same exact
+// integer decode as the sm80 kernel, scale applied with one hmul2 per register for grouped
+// weights) and issues four wgmma k16 against the activation tile, which the tensor core
+// reads from shared memory through a descriptor. No dequantized tile is ever written back.
+//
+// Per stage s (a k block): the producer's one thread issues two TMA loads into the stage:
+// X (kTK rows x 64 columns, 128-byte swizzle, rows past m zero-filled) and W (8 strips x the
+// k block's 128 x bits bytes, no swizzle, strips past n zero-filled).
+// Barriers: full[s] count 1 (arrive.expect_tx + TMA bytes); empty[s] count 8 (lane 0 of each
+// consumer warp once the wgmmas that read stage s have completed). Producer and consumers walk
+// the same (unit, k block) sequence `it`, stage it % kStages, phase it / kStages.
+//
+// Register pipeline (the RS operand's rule: the A registers must stay untouched until the
+// group reading them retires): k block i decodes into register buffer i % 2, issues its four
+// wgmmas as one commit group, then waits until at most one group is pending
+// (wgmma.wait_group 1): group i - 1 has finished, so its stage is released and its A buffer
+// is free for block i + 1, while group i keeps the tensor core busy during that decode.
+// The k loop is unrolled by two so both buffers are named registers. The widest tiles split
+// each block into two halves instead (kHalves, see k_loop).
+//
+// Numerics: grouped weights enter the mma as (q - z) * s rounded once to T (as Marlin and the
+// sm80 kernel at large m); per-channel weights as the exact integers q - z, the scale
+// applied in fp32 after the k loop. fp32 accumulation throughout (wgmma f16/bf16 inputs
+// accumulate in fp32).
+#pragma once
+
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "cuda/dequant/sm80_tiled_decode.cuh"
+#include "cuda/mixed_gemm/sm90_mixed_gemm_params.hpp"
+#include "cuda/ptx/cvta.cuh"
+#include "cuda/ptx/ld_shared.cuh"
+#include "cuda/ptx/mbarrier.cuh"
+#include "cuda/ptx/smxx_config.hpp"
+#include "cuda/ptx/tma.cuh"
+#include "cuda/ptx/wgmma.cuh"
+#include "cuda/ptx/wgmma_rs.cuh"
+
+namespace lowbit::cuda::sm90mixed {
+
+// unit -> (token tile, channel tile, split) and the split's k-block range; producer and
+// consumers must agree exactly. Split fastest, then the token tile: CTAs running at the same
+// time share the channel tile's weights and, over the walk, reuse each token tile's
+// activations from L2.
+struct Unit {
+  int tile_t, tile_c, split, kb_begin, kb_end;
+};
+__device__ __forceinline__ Unit unit_of(const Sm90MixedParams& p, int u) {
+  Unit r;
+  r.split = u % p.splits;
+  const int t = u / p.splits;
+  r.tile_t = t % p.tiles_t;
+  r.tile_c = t / p.tiles_t;
+  r.kb_begin = static_cast<int>(int64_t(r.split) * p.k_blocks / p.splits);
+  r.kb_end = static_cast<int>(int64_t(r.split + 1) * p.k_blocks / p.splits);
+  return r;
+}
+
+template <typename T, int TK>
+__device__ __forceinline__ void wgmma_rs(float (&d)[TK / 2], const uint32_t (&a)[4], uint64_t db) {
+  constexpr bool kF16 = std::is_same_v<T, __half>;
+  if constexpr (TK == 64) {
+    if constexpr (kF16) ptx::wgmma_m64n64k16_f32_f16_rs(d, a, db, true);
+    else ptx::wgmma_m64n64k16_f32_bf16_rs(d, a, db, true);
+  } else if constexpr (TK == 128) {
+    if constexpr (kF16) ptx::wgmma_m64n128k16_f32_f16_rs(d, a, db, true);
+    else ptx::wgmma_m64n128k16_f32_bf16_rs(d, a, db, true);
+  } else {
+    static_assert(TK == 256, "token tiles of 64, 128 or 256");
+    if constexpr (kF16) ptx::wgmma_m64n256k16_f32_f16_rs(d, a, db, true);
+    else ptx::wgmma_m64n256k16_f32_bf16_rs(d, a, db, true);
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
+  if constexpr (std::is_same_v<T, __half>) {
+    const __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&v);
+  } else {
+    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&v);
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ float to_f32(const void* p, int i) {
+  if constexpr (std::is_same_v<T, __half>) return __half2float(static_cast<const __half*>(p)[i]);
+  else return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
+}
+
+template <typename T, int kBits, int kTK, int kStages>
+__global__ void __launch_bounds__(384, 1)
+    sm90_mixed_gemm_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CUtensorMap tmap_w,
+                           const __grid_constant__ CUtensorMap tmap_s, const __grid_constant__ CUtensorMap tmap_z,
+                           const Sm90MixedParams p) {
+#if LOWBIT_HAS_SM90A
+  using Dec = tiled::TiledDecoder<T, kBits>;
+  using Consts = typename Dec::Consts;
+  constexpr uint32_t kXTile = kTK * 128;
+  constexpr uint32_t kStripBytes = kSm90MixedBlockK * 16 * kBits / 8;  // 512 (4-bit), 1024 (8-bit)
+  constexpr uint32_t kWTile = 8 * kStripBytes;
+  constexpr uint32_t kStageBytes = kXTile + kWTile;
+  constexpr uint32_t kSzBytes = kSm90MixedSzBytes;  // 2 scale rows (512) + 2 zero rows (256)
+  constexpr int kAcc = kTK / 2;
+  // Symmetric zero points z = 2^(bits-1) for both rows of a pair (bytes z(g), z(g+8)).
+  constexpr uint32_t kSymZero = (1u << (kBits - 1)) * 0x0101u;
+  // Only bf16 x 8-bit has a cheaper decode when the weights are symmetric.
+  constexpr bool kSymLoop = std::is_same_v<T, __nv_bfloat16> && kBits == 8;
+  // A k block as two groups of two k16 steps (see k_loop) instead of one group of four.
+  constexpr bool kHalves = kTK == 256 || (kSymLoop && kTK >= 128);
+
+  extern __shared__ __align__(1024) uint8_t smem_raw[];
+  const uint32_t raw = ptx::cvta_shared(smem_raw);
+  const uint32_t base = (raw + 1023u) & ~1023u;  // 128-byte swizzle: 1024-byte aligned tiles
+  const uint8_t* const gbase = smem_raw + (base - raw);
+  // Per stage, the k block's scale rows (sz_rows x 128 channels x 2 bytes) and zero rows
+  // (sz_rows x 128 bytes), sz_rows = 2 for groups of 32, else 1 (per-channel: group 0).
+  const uint32_t sz_base = base + kStages * kStageBytes;
+  auto s_row = [&](int s, int h) { return sz_base + s * kSzBytes + h * 256; };
+  auto z_row = [&](int s, int h) { return sz_base + s * kSzBytes + 512 + h * 128; };
+  const uint32_t bars = sz_base + kStages * kSzBytes;
+  auto full = [&](int s) { return bars + 8u * s; };
+  auto empty = [&](int s) { return bars + 8u * (kStages + s); };
+
+  const int wg = threadIdx.x / 128;
+  const int t = threadIdx.x % 128;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      ptx::mbarrier_init(full(s), 1);
+      ptx::mbarrier_init(empty(s), 8);
+    }
+    ptx::fence_mbarrier_init();
+  }
+  __syncthreads();
+
+  if (wg == 2) {
+    // ---------------- producer ----------------
+    // The kernel is compiled for 168 registers (384 threads, one CTA per SM); the producer
+    // keeps 40 and the consumers take 232.
+    ptx::setmaxnreg_dec<40>();
+    if (t == 0) {
+      ptx::tma_prefetch_descriptor(&tmap_x);
+      ptx::tma_prefetch_descriptor(&tmap_w);
+      ptx::tma_prefetch_descriptor(&tmap_s);
+      if (p.zeros != nullptr) ptx::tma_prefetch_descriptor(&tmap_z);
+      // Bytes of a stage: the tiles, the scale rows, the zero rows.
+      const uint32_t tx = kStageBytes + p.sz_rows * (256 + (p.zeros != nullptr ? 128 : 0));
+      uint32_t it = 0;
+      for (int u = blockIdx.x; u < p.units; u += gridDim.x) {
+        const Unit un = unit_of(p, u);
+        for (int kb = un.kb_begin; kb < un.kb_end; ++kb, ++it) {
+          const int s = static_cast<int>(it % kStages);
+          const uint32_t r = it / kStages;
+          if (r > 0) ptx::mbarrier_wait_parity(empty(s), (r - 1) & 1);
+          ptx::mbarrier_arrive_expect_tx(full(s), tx);
+          const uint32_t st = base + s * kStageBytes;
+          ptx::tma_load_2d(st, &tmap_x, kb * kSm90MixedBlockK, un.tile_t * kTK, full(s));
+          ptx::tma_load_2d(st + kXTile, &tmap_w, kb * 32 * kBits, un.tile_c * 8, full(s));
+          // The first group row of the k block (groups of 32: rows 2 kb, 2 kb + 1 in one box).
+          const int grow = p.group_size == 0 ? 0 : (kb * kSm90MixedBlockK) / p.group_size;
+          ptx::tma_load_2d(s_row(s, 0), &tmap_s, un.tile_c * kSm90MixedBlockCh, grow, full(s));
+          if (p.zeros != nullptr) ptx::tma_load_2d(z_row(s, 0), &tmap_z, un.tile_c * kSm90MixedBlockCh, grow, full(s));
+        }
+      }
+    }
+    return;
+  }
+
+  // ---------------- consumers ----------------
+  ptx::setmaxnreg_inc<232>();
+  const int warp = t / 32, lane = t % 32;
+  const int g = lane / 4, tq = lane % 4;
+  const int strip_in_tile = 4 * wg + warp;
+  const int strips = p.n / 16;
+  const int gs = p.group_size;
+  const bool has_zeros = p.zeros != nullptr;
+  const uint32_t* const scales32 = static_cast<const uint32_t*>(p.scales);  // the epilogue's per-channel scales
+  float acc[kAcc];
+  uint32_t a0[4][4], a1[4][4];
+  uint32_t it = 0;
+
+  for (int u = blockIdx.x; u < p.units; u += gridDim.x) {
+    const Unit un = unit_of(p, u);
+    const int strip_g = un.tile_c * 8 + strip_in_tile;
+    // Scale / zero loads of strips past n (a 64-channel tail tile) read the last strip's:
+    // finite values for channels that are never stored.
+    const int64_t pair = int64_t(min(strip_g, strips - 1)) * 16 + 2 * g;  // element of (g, g+8)
+#pragma unroll
+    for (int i = 0; i < kAcc; ++i) acc[i] = 0.f;
+
+    // Scale and zero pairs of the k block in stage s (read after its full barrier): [0] for
+    // columns 0..31, [1] for 32..63 (different only with groups of 32). Per-channel: the zero
+    // pair of group 0, no scale. Element (strip_in_tile * 16 + 2 g) of a row is the pair (g, g+8).
+    const uint32_t pair_in_row = strip_in_tile * 16 + 2 * g;
+    auto load_sz = [&](int s, uint32_t (&sp)[2], uint32_t (&zp)[2]) {
+      const int h1 = gs == 32 ? 1 : 0;
+      sp[0] = ptx::ld_shared_u32(s_row(s, 0) + 2 * pair_in_row);
+      sp[1] = ptx::ld_shared_u32(s_row(s, h1) + 2 * pair_in_row);
+      zp[0] = has_zeros ? ptx::ld_shared_u16(z_row(s, 0) + pair_in_row) : kSymZero;
+      zp[1] = has_zeros ? ptx::ld_shared_u16(z_row(s, h1) + pair_in_row) : kSymZero;
+    };
+
+    // One k block: wait for its stage, decode this warp's strip into `a`, issue the four
+    // wgmmas (one group), retire the previous group and release its stage.
+    auto block = [&](auto scale_c, auto sym_c, uint32_t (&a)[4][4], uint32_t i_it) {
+      constexpr bool kScale = decltype(scale_c)::value;
+      constexpr bool kSym = decltype(sym_c)::value;
+      const int s = static_cast<int>(i_it % kStages);
+      ptx::mbarrier_wait_parity(full(s), (i_it / kStages) & 1);
+      const uint8_t* wst = gbase + s * kStageBytes + kXTile + strip_in_tile * kStripBytes + lane * 16;
+      const uint4 q0 = *reinterpret_cast<const uint4*>(wst);
+      uint32_t sp[2], zp[2];
+      load_sz(s, sp, zp);
+      Consts c0, c1;
+      if constexpr (kSym) {
+        c0 = Dec::make_consts(kSymZero, sp[0], kScale);
+        c1 = Dec::make_consts(kSymZero, sp[1], kScale);
+      } else {
+        c0 = Dec::make_consts(zp[0], sp[0], kScale);
+        c1 = Dec::make_consts(zp[1], sp[1], kScale);
+      }
+      if constexpr (kBits == 4) {
+        Dec::template step<0, kScale, kSym>(q0, c0, a[0]);
+        Dec::template step<1, kScale, kSym>(q0, c0, a[1]);
+        Dec::template step<2, kScale, kSym>(q0, c1, a[2]);
+        Dec::template step<3, kScale, kSym>(q0, c1, a[3]);
+      } else {
+        const uint4 q1 = *reinterpret_cast<const uint4*>(wst + 512);
+        Dec::template step<0, kScale, kSym>(q0, c0, a[0]);
+        Dec::template step<1, kScale, kSym>(q0, c0, a[1]);
+        Dec::template step<0, kScale, kSym>(q1, c1, a[2]);
+        Dec::template step<1, kScale, kSym>(q1, c1, a[3]);
+      }
+      const uint64_t db = ptx::wgmma_desc_k_major_sw128(base + s * kStageBytes);
+      ptx::wgmma_fence_operand(acc);
+      ptx::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) wgmma_rs<T, kTK>(acc, a[kk], db + 2 * kk);
+      ptx::wgmma_commit_group();
+      ptx::wgmma_wait_group<1>();
+      ptx::wgmma_fence_operand(acc);
+    };
+    auto release = [&](uint32_t i_it) {
+      __syncwarp();
+      if (lane == 0) ptx::mbarrier_arrive(empty(static_cast<int>(i_it % kStages)));
+    };
+
+    // kHalves (kTK = 256: 128 accumulators; bf16 x 8-bit from kTK = 128: its decode through
+    // f32 needs more temporaries): registers for two whole-block A buffers are not there
+    // (ptxas serializes the wgmmas, C7512), so a k block goes as two halves of two k16 steps, each
+    // its own group, half h always in buffer h: the wait after half 0 of block i retires half
+    // 1 of block i - 1 (its stage is released), the wait after half 1 retires half 0.
+    auto half = [&](auto h_c, auto scale_c, auto sym_c, uint32_t (&a)[4][4], const uint4& q, const Consts& c,
+                    uint64_t db) {
+      constexpr int h = decltype(h_c)::value;
+      constexpr bool kScale = decltype(scale_c)::value;
+      constexpr bool kSym = decltype(sym_c)::value;
+      if constexpr (kBits == 4) {
+        Dec::template step<2 * h, kScale, kSym>(q, c, a[0]);
+        Dec::template step<2 * h + 1, kScale, kSym>(q, c, a[1]);
+      } else {
+        Dec::template step<0, kScale, kSym>(q, c, a[0]);
+        Dec::template step<1, kScale, kSym>(q, c, a[1]);
+      }
+      ptx::wgmma_fence_operand(acc);
+      ptx::wgmma_fence();
+      wgmma_rs<T, kTK>(acc, a[0], db + 4 * h);
+      wgmma_rs<T, kTK>(acc, a[1], db + 4 * h + 2);
+      ptx::wgmma_commit_group();
+      ptx::wgmma_wait_group<1>();
+      ptx::wgmma_fence_operand(acc);
+    };
+
+    const int nk = un.kb_end - un.kb_begin;
+    auto k_loop = [&](auto scale_c, auto sym_c) {
+      if constexpr (kHalves) {
+        constexpr bool kSym = decltype(sym_c)::value;
+        for (int i = 0; i < nk; ++i) {
+          const uint32_t i_it = it + i;
+          const int s = static_cast<int>(i_it % kStages);
+          ptx::mbarrier_wait_parity(full(s), (i_it / kStages) & 1);
+          const uint8_t* wst = gbase + s * kStageBytes + kXTile + strip_in_tile * kStripBytes + lane * 16;
+          const uint4 q0 = *reinterpret_cast<const uint4*>(wst);
+          const uint4 q1 = kBits == 8 ? *reinterpret_cast<const uint4*>(wst + 512) : q0;
+          uint32_t sp[2], zp[2];
+          load_sz(s, sp, zp);
+          const Consts c0 = Dec::make_consts(kSym ? kSymZero : zp[0], sp[0], decltype(scale_c)::value);
+          const Consts c1 = Dec::make_consts(kSym ? kSymZero : zp[1], sp[1], decltype(scale_c)::value);
+          const uint64_t db = ptx::wgmma_desc_k_major_sw128(base + s * kStageBytes);
+          half(std::integral_constant<int, 0>{}, scale_c, sym_c, a0, q0, c0, db);
+          if (i > 0) release(i_it - 1);
+          half(std::integral_constant<int, 1>{}, scale_c, sym_c, a1, q1, c1, db);
+        }
+      } else {
+        int i = 0;
+        for (; i + 1 < nk; i += 2) {
+          block(scale_c, sym_c, a0, it + i);
+          if (i > 0) release(it + i - 1);
+          block(scale_c, sym_c, a1, it + i + 1);
+          release(it + i);
+        }
+        if (i < nk) {
+          block(scale_c, sym_c, a0, it + i);
+          if (i > 0) release(it + i - 1);
+        }
+      }
+      ptx::wgmma_wait_group<0>();
+      ptx::wgmma_fence_operand(acc);
+      release(it + nk - 1);
+    };
+    const bool sym_loop = kSymLoop && !has_zeros;
+    if (gs != 0) {
+      if (sym_loop) k_loop(std::true_type{}, std::true_type{});
+      else k_loop(std::true_type{}, std::false_type{});
+    } else {
+      if (sym_loop) k_loop(std::false_type{}, std::true_type{});
+      else k_loop(std::false_type{}, std::false_type{});
+    }
+    it += nk;
+
+    // ---------------- epilogue ----------------
+    // acc[4j + 2h + e] = channel 16 strip_g + g + 8h, token 8j + 2tq + e. Lanes g and g ^ 1
+    // (lane ^ 4) hold adjacent channels: each sends the partner the token it does not
+    // store, so every lane writes two adjacent channels of one token (32 bits; 64 for fp32
+    // partials): even g token 8j + 2tq, channels (c, c + 1); odd g token 8j + 2tq + 1,
+    // channels (c - 1, c).
+    const bool single = p.splits == 1;
+    float sc[2] = {1.f, 1.f}, bi[2] = {0.f, 0.f};
+    if (single) {
+      if (gs == 0) tiled::scale_pair_to_f32<T>(__ldg(scales32 + pair / 2), sc[0], sc[1]);
+      if (p.bias != nullptr) {
+        const int ch = min(strip_g, strips - 1) * 16 + g;
+        bi[0] = to_f32<T>(p.bias, ch);
+        bi[1] = to_f32<T>(p.bias, ch + 8);
+      }
+    }
+    const bool odd = (g & 1) != 0;
+    const bool strip_ok = strip_g < strips;
+    const int t0 = un.tile_t * kTK;
+#pragma unroll
+    for (int j = 0; j < kTK / 8; ++j) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const float v0 = fmaf(acc[4 * j + 2 * h], sc[h], bi[h]);
+        const float v1 = fmaf(acc[4 * j + 2 * h + 1], sc[h], bi[h]);
+        const float recv = __shfl_xor_sync(0xffffffffu, odd ? v0 : v1, 4);
+        const int row = t0 + 8 * j + 2 * tq + (odd ? 1 : 0);
+        const int col = strip_g * 16 + g + 8 * h - (odd ? 1 : 0);
+        if (!strip_ok || row >= p.m) continue;
+        const float lo = odd ? recv : v0, hi = odd ? v1 : recv;
+        if (single) {
+          reinterpret_cast<uint32_t*>(p.out)[(int64_t(row) * p.n + col) / 2] = pack2<T>(lo, hi);
+        } else {
+          const int64_t idx = (int64_t(un.split) * p.m + row) * p.n + col;
+          *reinterpret_cast<float2*>(p.partial + idx) = make_float2(lo, hi);
+        }
+      }
+    }
+  }
+#else
+  LOWBIT_DEVICE_TRAP("sm90_mixed_gemm_kernel needs sm_90a");
+#endif
+}
+
+}  // namespace lowbit::cuda::sm90mixed

@@ -1,0 +1,9 @@
+// The sm90 mixed GEMM kernels for f16 activations and 4-bit weights: every row of
+// kSm90MixedConfigs. One translation unit per (dtype, bits) so the four compile in parallel.
+#include "cuda/mixed_gemm/sm90_mixed_gemm_launch.cuh"
+
+namespace lowbit::cuda {
+
+const Sm90MixedKernels& sm90_mixed_gemm_kernels_f16_w4() { return sm90mixed::kernels<__half, 4>(); }
+
+}  // namespace lowbit::cuda

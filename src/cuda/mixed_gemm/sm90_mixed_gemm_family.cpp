@@ -1,0 +1,182 @@
+// Host side of sm90_mixed_gemm: what it accepts, the plan, the tensor maps and the launches.
+#include "cuda/mixed_gemm/sm90_mixed_gemm_family.hpp"
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <string>
+
+#include "cuda/common/check.hpp"
+#include "cuda/common/tensor_map.hpp"
+#include "cuda/mixed_gemm/sm80_mixed_gemm_params.hpp"
+#include "cuda/mixed_gemm/sm90_mixed_gemm_params.hpp"
+#include "cuda/mixed_gemm/tiled_gemm_check.hpp"
+#include "lowbit/pack.hpp"
+
+namespace lowbit::cuda {
+
+namespace {
+
+constexpr const char* kWho = "lowbit: sm90_mixed_gemm: ";
+
+bool aligned(const void* p, uintptr_t a) { return (reinterpret_cast<uintptr_t>(p) & (a - 1)) == 0; }
+
+const Sm90MixedKernels& kernels_for(DType act, int bits) {
+  if (act == DType::kF16) return bits == 4 ? sm90_mixed_gemm_kernels_f16_w4() : sm90_mixed_gemm_kernels_f16_w8();
+  return bits == 4 ? sm90_mixed_gemm_kernels_bf16_w4() : sm90_mixed_gemm_kernels_bf16_w8();
+}
+
+class Sm90MixedGemmImpl final : public detail::GemmImpl {
+ public:
+  Sm90MixedGemmImpl(const GemmDesc& desc, const GpuSpec& gpu, const Sm90MixedPlan& plan)
+      : d_(desc), device_(gpu.device), sm_count_(gpu.sm_count), plan_(plan),
+        kernels_(&kernels_for(desc.a.dtype, desc.w.int_format.bits)) {
+    if (plan_.config < 0 || plan_.config >= kSm90MixedConfigCount)
+      throw Error(std::string(kWho) + "no configuration " + std::to_string(plan_.config));
+    const int64_t k_blocks = d_.k / kSm90MixedBlockK;
+    if (plan_.splits < 1 || plan_.splits > k_blocks)
+      throw Error(std::string(kWho) + "splits must be in 1.." + std::to_string(k_blocks) + ", got " +
+                  std::to_string(plan_.splits));
+    int current = 0;
+    LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
+    if (current != device_) LOWBIT_CUDA_CHECK(cudaSetDevice(device_));
+    const Status s = kernels_->prepare(plan_.config);
+    if (current != device_) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
+    throw_if_error(s);
+    if (!tensor_map_available()) throw Error(std::string(kWho) + "the driver has no cuTensorMapEncodeTiled");
+  }
+
+  std::string name() const override {
+    return std::string(kSm90MixedGemmName) + "_" + dtype_name(d_.a.dtype) + "_w" +
+           std::to_string(d_.w.int_format.bits) + "_" + kSm90MixedConfigs[plan_.config].tag + "_s" +
+           std::to_string(plan_.splits);
+  }
+  std::string weight_layout() const override { return tiled_layout_name(d_.w.int_format.bits); }
+  std::size_t workspace_size() const override {
+    return plan_.splits > 1 ? static_cast<std::size_t>(plan_.splits) * d_.m * d_.n * 4 : 0;
+  }
+  PackedWeight pack(const IntWeight& w) const override { return pack_tiled(w); }
+
+  Status run(const GemmArgs& args, void* workspace, Stream stream) const override {
+    const IntWeightFormat& f = d_.w.int_format;
+    auto misaligned = [&](const char* what) {
+      return Status::Fail(std::string(kWho) + what + " must be 16-byte aligned (" + d_.describe() + ")");
+    };
+    if (!aligned(args.a, 16)) return misaligned("A (activations)");
+    if (!aligned(args.out, 16)) return misaligned("out");
+    if (!aligned(args.w.data, 16)) return misaligned("weight data");
+    if (!aligned(args.w.scales, 16)) return misaligned("weight scales");
+    if (f.zero == ZeroPoint::kInteger && !aligned(args.w.zeros, 16)) return misaligned("weight zero points");
+    if (d_.has_bias && !aligned(args.bias, 2))
+      return Status::Fail(std::string(kWho) + "bias must be 2-byte aligned (" + d_.describe() + ")");
+    if (plan_.splits > 1) {
+      if (workspace == nullptr)
+        return Status::Fail(std::string(kWho) + "needs workspace_size() bytes of workspace (" + d_.describe() + ")");
+      if (!aligned(workspace, 16)) return misaligned("workspace");
+    }
+    int current = 0;
+    LOWBIT_CUDA_TRY(cudaGetDevice(&current));
+    if (current != device_) LOWBIT_CUDA_TRY(cudaSetDevice(device_));
+    Status s = enqueue(args, workspace, reinterpret_cast<cudaStream_t>(stream));
+    if (current != device_) LOWBIT_CUDA_TRY(cudaSetDevice(current));
+    return s;
+  }
+
+ private:
+  Status enqueue(const GemmArgs& args, void* workspace, cudaStream_t st) const {
+    const IntWeightFormat& f = d_.w.int_format;
+    const int bits = f.bits;
+    const Sm90MixedConfig& c = kSm90MixedConfigs[plan_.config];
+    // x: (m, k) 16-bit, boxes of block_tokens rows x 64 columns (128 bytes: the swizzle span).
+    CUtensorMap map_x{}, map_w{};
+    if (Status s = encode_tensor_map_2d(&map_x, CU_TENSOR_MAP_DATA_TYPE_UINT16, args.a, d_.m, d_.k, d_.k * 2,
+                                        c.block_tokens, kSm90MixedBlockK, CU_TENSOR_MAP_SWIZZLE_128B, kWho, "A");
+        !s.ok())
+      return s;
+    // w: strips of 16 channels (2 k bits bytes each) as rows of k bits / 2 u32; a box is the
+    // 8 strips of a channel tile x one 64-column k block (32 bits u32 = 128 bits bytes).
+    if (Status s = encode_tensor_map_2d(&map_w, CU_TENSOR_MAP_DATA_TYPE_UINT32, args.w.data, d_.n / 16,
+                                        d_.k * bits / 2, d_.k * bits * 2, 8, 32 * bits, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                        kWho, "the packed weights");
+        !s.ok())
+      return s;
+    // Scales (groups, n) 16-bit and zero points (groups, n) u8: boxes of the channel tile's 128
+    // columns x the k block's group rows (two for groups of 32).
+    const int64_t groups = f.group_size == 0 ? 1 : d_.k / f.group_size;
+    const int sz_rows = f.group_size == 32 ? 2 : 1;
+    CUtensorMap map_s{}, map_z{};
+    if (Status s = encode_tensor_map_2d(&map_s, CU_TENSOR_MAP_DATA_TYPE_UINT16, args.w.scales, groups, d_.n, d_.n * 2,
+                                        sz_rows, kSm90MixedBlockCh, CU_TENSOR_MAP_SWIZZLE_NONE, kWho, "the weight scales");
+        !s.ok())
+      return s;
+    if (f.zero == ZeroPoint::kInteger) {
+      if (Status s = encode_tensor_map_2d(&map_z, CU_TENSOR_MAP_DATA_TYPE_UINT8, args.w.zeros, groups, d_.n, d_.n,
+                                          sz_rows, kSm90MixedBlockCh, CU_TENSOR_MAP_SWIZZLE_NONE, kWho,
+                                          "the weight zero points");
+          !s.ok())
+        return s;
+    }
+    Sm90MixedParams p{};
+    p.sz_rows = sz_rows;
+    p.scales = args.w.scales;
+    p.zeros = f.zero == ZeroPoint::kInteger ? static_cast<const uint8_t*>(args.w.zeros) : nullptr;
+    p.bias = d_.has_bias ? args.bias : nullptr;
+    p.out = args.out;
+    p.partial = static_cast<float*>(workspace);
+    p.m = static_cast<int>(d_.m);
+    p.n = static_cast<int>(d_.n);
+    p.k = static_cast<int>(d_.k);
+    p.k_blocks = static_cast<int>(d_.k / kSm90MixedBlockK);
+    p.group_size = f.group_size;
+    p.tiles_t = static_cast<int>((d_.m + c.block_tokens - 1) / c.block_tokens);
+    p.tiles_c = static_cast<int>((d_.n + kSm90MixedBlockCh - 1) / kSm90MixedBlockCh);
+    p.splits = plan_.splits;
+    const int64_t units = int64_t(p.tiles_t) * p.tiles_c * p.splits;
+    if (units > (int64_t(1) << 31) - 1) return Status::Fail(std::string(kWho) + "too many tiles (" + d_.describe() + ")");
+    p.units = static_cast<int>(units);
+    const int grid = static_cast<int>(std::min<int64_t>(units, sm_count_));
+    if (Status s = kernels_->launch(plan_.config, map_x, map_w, map_s, map_z, p, grid, st); !s.ok()) return s;
+    if (plan_.splits > 1)
+      return sm80_mixed_gemm_reduce_splits(d_.a.dtype, p.partial, p.splits, p.m, p.n,
+                                           f.group_size == 0 ? args.w.scales : nullptr, p.bias, args.out,
+                                           reinterpret_cast<Stream>(st));
+    return Status::Ok();
+  }
+
+  GemmDesc d_;
+  int device_ = 0;
+  int sm_count_ = 0;
+  Sm90MixedPlan plan_;
+  const Sm90MixedKernels* kernels_;
+};
+
+}  // namespace
+
+Status sm90_mixed_gemm_runs_on(const GpuSpec& gpu) {
+  return hopper_sm90a_runs_on(gpu, kWho);
+}
+
+Status sm90_mixed_gemm_can_implement(const GemmDesc& d, const GpuSpec& gpu) {
+  (void)gpu;
+  if (Status s = tiled_gemm_check(d, kWho); !s.ok()) return s;
+  if (d.w.int_format.act_order)
+    return Status::Fail(std::string(kWho) +
+                        "act-order weights are not implemented here (the activation gather of sm80_mixed_gemm "
+                        "runs them) (" + d.describe() + ")");
+  if (d.m * d.n > (int64_t{1} << 40)) return Status::Fail(std::string(kWho) + "M x N exceeds 2^40 (" + d.describe() + ")");
+  return Status::Ok();
+}
+
+std::unique_ptr<detail::GemmImpl> sm90_mixed_gemm_make(const GemmDesc& d, const GpuSpec& gpu) {
+  return std::make_unique<Sm90MixedGemmImpl>(
+      d, gpu, sm90_mixed_gemm_plan(d.m, d.n, d.k, d.w.int_format.bits, gpu.sm_count));
+}
+
+std::unique_ptr<detail::GemmImpl> sm90_mixed_gemm_make_with_plan(const GemmDesc& d, const GpuSpec& gpu,
+                                                                 const Sm90MixedPlan& plan) {
+  throw_if_error(sm90_mixed_gemm_can_implement(d, gpu));
+  return std::make_unique<Sm90MixedGemmImpl>(d, gpu, plan);
+}
+
+}  // namespace lowbit::cuda

@@ -1,0 +1,63 @@
+// The instantiated sm90_mixed_gemm kernels of one (activation dtype, bits) pair (every row of
+// kSm90MixedConfigs) and their launches; included by one thin .cu per pair so the four
+// compile in parallel.
+#pragma once
+
+#include <string>
+
+#include "cuda/common/check.hpp"
+#include "cuda/mixed_gemm/sm90_mixed_gemm.cuh"
+
+namespace lowbit::cuda {
+
+namespace sm90mixed {
+
+using KernelFn = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, const CUtensorMap,
+                          const Sm90MixedParams);
+
+template <typename T, int kBits, int C>
+KernelFn kernel_of() {
+  constexpr Sm90MixedConfig c = kSm90MixedConfigs[C];
+  static_assert(sm90_mixed_smem_bytes(c, kBits) <= 227 * 1024, "a configuration needs more than 227 KB");
+  return &sm90_mixed_gemm_kernel<T, kBits, c.block_tokens, c.stages>;
+}
+
+template <typename T, int kBits>
+KernelFn kernel_for(int config) {
+  static_assert(kSm90MixedConfigCount == 3, "one line per configuration below");
+  switch (config) {
+    case 0: return kernel_of<T, kBits, 0>();
+    case 1: return kernel_of<T, kBits, 1>();
+    case 2: return kernel_of<T, kBits, 2>();
+    default: return nullptr;
+  }
+}
+
+template <typename T, int kBits>
+Status prepare(int config) {
+  KernelFn k = kernel_for<T, kBits>(config);
+  if (k == nullptr) return Status::Fail("lowbit: sm90_mixed_gemm: no configuration " + std::to_string(config));
+  LOWBIT_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       sm90_mixed_smem_bytes(kSm90MixedConfigs[config], kBits)));
+  return Status::Ok();
+}
+
+template <typename T, int kBits>
+Status launch(int config, const CUtensorMap& x, const CUtensorMap& w, const CUtensorMap& sc, const CUtensorMap& z,
+              const Sm90MixedParams& p, int grid, cudaStream_t stream) {
+  KernelFn k = kernel_for<T, kBits>(config);
+  if (k == nullptr) return Status::Fail("lowbit: sm90_mixed_gemm: no configuration " + std::to_string(config));
+  k<<<grid, 384, sm90_mixed_smem_bytes(kSm90MixedConfigs[config], kBits), stream>>>(x, w, sc, z, p);
+  LOWBIT_CUDA_TRY_LAUNCH();
+  return Status::Ok();
+}
+
+template <typename T, int kBits>
+const Sm90MixedKernels& kernels() {
+  static const Sm90MixedKernels k{&prepare<T, kBits>, &launch<T, kBits>};
+  return k;
+}
+
+}  // namespace sm90mixed
+
+}  // namespace lowbit::cuda

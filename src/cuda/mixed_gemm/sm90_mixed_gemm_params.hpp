@@ -1,0 +1,79 @@
+// Internal: what the host side of sm90_mixed_gemm passes to its kernels, and the table of
+// compiled tile configurations. Host and device code include it (no device code here).
+#pragma once
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "lowbit/dtype.hpp"
+#include "lowbit/status.hpp"
+
+namespace lowbit::cuda {
+
+// A CTA tile is 128 output channels (two consumer warpgroups of 64: one wgmma m64 each, the
+// dequantized weights as the register A operand) x `block_tokens` tokens (the wgmma N), and
+// walks k in blocks of 64 columns (one 128-byte row of 16-bit activations = the 128-byte TMA
+// swizzle span; one 4-bit chunk, two 8-bit chunks of the tiled layout).
+struct Sm90MixedConfig {
+  int block_tokens;
+  int stages;
+  const char* tag;
+};
+inline constexpr Sm90MixedConfig kSm90MixedConfigs[] = {
+    {64, 10, "c128t64"},   // moderate m: more tiles for the SMs, 16 KB stages (8-bit)
+    {128, 7, "c128t128"},  // the middle: 24 KB stages (8-bit)
+    {256, 5, "c128t256"},  // large m: the fewest activation bytes per flop, 128 accumulators
+};
+inline constexpr int kSm90MixedConfigCount = sizeof(kSm90MixedConfigs) / sizeof(kSm90MixedConfigs[0]);
+inline constexpr int kSm90MixedBlockK = 64;
+inline constexpr int kSm90MixedBlockCh = 128;
+// Per stage, the k block's scale and zero rows of the channel tile (up to two groups: 2 x 128
+// x 2 bytes of scales, 2 x 128 bytes of zero points), loaded by the TMA with the tiles.
+inline constexpr int kSm90MixedSzBytes = 768;
+
+struct Sm90MixedParams {
+  const void* scales;     // (groups, n) in the activation dtype, the tiled layout's pair order
+  const uint8_t* zeros;   // (groups, n) u8, pair order; null: symmetric (z = 2^(bits-1))
+  const void* bias;       // (n) or null
+  void* out;              // (m, n) row-major, the activation dtype
+  float* partial;         // splits > 1: (splits, m, n) fp32, unscaled per-channel, no bias
+  int m, n, k;
+  int k_blocks;           // k / 64
+  int group_size;         // 32, 64, 128; 0 = per-channel (applied in fp32 after the k loop)
+  int tiles_t, tiles_c;   // token tiles (ceil(m / block_tokens)), channel tiles (ceil(n / 128))
+  int splits;
+  int sz_rows;            // scale / zero rows per k block: 2 for groups of 32, else 1
+  int units;              // tiles_t * tiles_c * splits, walked by the persistent CTAs
+};
+
+// Bytes of one stage: the activation tile (block_tokens rows of 128 bytes) and the weight
+// tile (8 strips x 64 columns x bits).
+inline constexpr int sm90_mixed_stage_bytes(const Sm90MixedConfig& c, int bits) {
+  return c.block_tokens * 128 + kSm90MixedBlockCh * kSm90MixedBlockK * bits / 8;
+}
+// Shared memory of configuration c: stages, their full / empty barriers, 1024 bytes of slack
+// that align the tiles for the 128-byte swizzle. At most 227 KB.
+inline constexpr int sm90_mixed_smem_bytes(const Sm90MixedConfig& c, int bits) {
+  return c.stages * (sm90_mixed_stage_bytes(c, bits) + kSm90MixedSzBytes) + c.stages * 16 + 1024;
+}
+
+// The kernels of one (activation dtype, bits) pair (sm90_mixed_gemm_{f16,bf16}_w{4,8}.cu).
+// prepare(): raise the kernel's dynamic shared-memory limit on the current device.
+// launch(): one persistent launch of `grid` CTAs of 384 threads. The maps: x = the activations
+// (m rows, k columns, 16-bit), boxes of (block_tokens rows, 64 columns), 128-byte swizzle;
+// w = the tiled weights as (n / 16 strips, 8 k bits u32 per strip), boxes of (8 strips,
+// 32 bits u32), no swizzle; s = the scales (groups rows, n columns, 16-bit), boxes of (sz_rows,
+// 128); z = the zero points (groups, n, u8), boxes of (sz_rows, 128), unused when symmetric.
+struct Sm90MixedKernels {
+  Status (*prepare)(int config);
+  Status (*launch)(int config, const CUtensorMap& x, const CUtensorMap& w, const CUtensorMap& s,
+                   const CUtensorMap& z, const Sm90MixedParams& p, int grid, cudaStream_t stream);
+};
+const Sm90MixedKernels& sm90_mixed_gemm_kernels_f16_w4();
+const Sm90MixedKernels& sm90_mixed_gemm_kernels_f16_w8();
+const Sm90MixedKernels& sm90_mixed_gemm_kernels_bf16_w4();
+const Sm90MixedKernels& sm90_mixed_gemm_kernels_bf16_w8();
+
+}  // namespace lowbit::cuda

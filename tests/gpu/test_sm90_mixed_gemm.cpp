@@ -1,0 +1,363 @@
+// Tests of the Hopper mixed GEMM family (src/cuda/mixed_gemm/sm90_mixed_gemm*): every format
+// x dtype against the CPU reference on the same quantized operands, M / N / K edges (token
+// tiles cut by m, a 64-channel tail tile, one k block), every token tile with several
+// split counts, bias, poisoned outputs, CUDA-graph capture, determinism, the selection rule,
+// and the refusals of can_implement(). Skips without a Hopper GPU and sm_90a code.
+//
+// LOWBIT_TEST_SMALL=1 shrinks every sweep (for compute-sanitizer runs).
+#include <memory>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "api/gemm_impl.hpp"
+#include "cuda/heuristics/gpu_spec.hpp"
+#include "cuda/mixed_gemm/sm90_mixed_gemm_family.hpp"
+#include "cuda/mixed_gemm/sm90_mixed_gemm_params.hpp"
+#include "lowbit/gemm.hpp"
+#include "lowbit/pack.hpp"
+#include "lowbit/quantize.hpp"
+#include "lowbit/reference.hpp"
+#include "test_gpu_common.hpp"
+
+namespace {
+
+using namespace lowbit;
+using namespace lowbit::test;
+using cuda::Sm90MixedPlan;
+
+uint32_t g_seed = 91000;
+
+double tolerance(DType t) { return t == DType::kF16 ? 1e-3 : 8e-3; }
+
+IntWeightFormat fmt(int bits, int group, ZeroPoint zero, DType sdt) {
+  IntWeightFormat f;
+  f.bits = bits;
+  f.group_size = group;
+  f.zero = zero;
+  f.scale_dtype = sdt;
+  return f;
+}
+
+bool sm90a_available() {
+  const cuda::GpuSpec& g = cuda::gpu_spec(0);
+  return cuda::sm90_mixed_gemm_runs_on(g).ok();
+}
+
+#define REQUIRE_SM90A()                                                        \
+  do {                                                                         \
+    LOWBIT_REQUIRE_GPU();                                                      \
+    if (!sm90a_available()) GTEST_SKIP() << "needs a Hopper GPU and sm_90a code"; \
+  } while (0)
+
+struct Case {
+  IntWeightFormat f;
+  int64_t m = 1, n = 128, k = 64;
+  bool bias = false;
+  std::optional<Sm90MixedPlan> plan;
+  DType act() const { return f.scale_dtype; }
+  std::string text() const {
+    std::ostringstream s;
+    s << "m=" << m << " n=" << n << " k=" << k << " " << f.name() << " " << dtype_name(act()) << (bias ? " +bias" : "");
+    if (plan) s << " plan=" << plan->config << "/" << plan->splits;
+    return s.str();
+  }
+};
+
+GemmDesc desc_of(const Case& c) {
+  GemmDesc d;
+  d.m = c.m;
+  d.n = c.n;
+  d.k = c.k;
+  d.a.dtype = c.act();
+  d.w = WeightFormat::integer(c.f);
+  d.out_dtype = c.act();
+  d.has_bias = c.bias;
+  return d;
+}
+
+struct Problem {
+  IntWeight w;
+  std::vector<float> a, bias, ref;
+};
+
+Problem make_problem(const Case& c, uint32_t seed) {
+  std::mt19937 rng(seed);
+  Problem p;
+  std::vector<float> x = random_normal(rng, c.n * c.k, 0.05f);
+  if (c.f.zero == ZeroPoint::kInteger) {  // per-row offsets exercise the zero points
+    std::uniform_real_distribution<float> shift(-0.05f, 0.05f);
+    for (int64_t r = 0; r < c.n; ++r) {
+      const float s = shift(rng);
+      for (int64_t col = 0; col < c.k; ++col) x[static_cast<size_t>(r * c.k + col)] += s;
+    }
+  }
+  p.w = quantize_int(x.data(), c.n, c.k, c.f, nullptr);
+  p.a = rounded(random_normal(rng, c.m * c.k), c.act());
+  if (c.bias) p.bias = rounded(random_normal(rng, c.n, 0.5f), c.act());
+  const std::vector<float> wd = dequantize(p.w);
+  p.ref.resize(static_cast<size_t>(c.m * c.n));
+  gemm_nt_reference(p.a.data(), wd.data(), c.bias ? p.bias.data() : nullptr, c.m, c.n, c.k, p.ref.data());
+  return p;
+}
+
+std::unique_ptr<detail::GemmImpl> make_impl(const GemmDesc& d, const std::optional<Sm90MixedPlan>& plan) {
+  const cuda::GpuSpec& gpu = cuda::gpu_spec(0);
+  throw_if_error(cuda::sm90_mixed_gemm_can_implement(d, gpu));
+  return plan ? cuda::sm90_mixed_gemm_make_with_plan(d, gpu, *plan) : cuda::sm90_mixed_gemm_make(d, gpu);
+}
+
+// Everything one case needs on the device.
+struct Prepared {
+  Case c;
+  Problem pr;
+  std::unique_ptr<detail::GemmImpl> impl;
+  PackedWeight packed;
+  DeviceBuffer data, scales, zeros, a, bias, out, ws;
+  explicit Prepared(const Case& cs)
+      : c(cs), pr(make_problem(cs, ++g_seed)), impl(make_impl(desc_of(cs), cs.plan)), packed(impl->pack(pr.w)),
+        data(packed.data), scales(packed.scales), zeros(packed.zeros), a(encode(pr.a, cs.act())),
+        bias(cs.bias ? DeviceBuffer(encode(pr.bias, cs.act())) : DeviceBuffer(0)),
+        out(static_cast<size_t>(cs.m * cs.n) * dtype_size(cs.act())), ws(impl->workspace_size()) {}
+  GemmArgs args() const {
+    GemmArgs g;
+    g.a = a.get();
+    g.w.data = data.get();
+    g.w.scales = scales.get();
+    g.w.zeros = zeros.get();
+    g.bias = c.bias ? bias.get() : nullptr;
+    g.out = out.get();
+    return g;
+  }
+  std::vector<uint8_t> run(cudaStream_t s) {
+    out.poison(s);
+    const Status st = impl->run(args(), ws.get(), s);
+    EXPECT_TRUE(st.ok()) << st.message();
+    LOWBIT_CUDA_CHECK(cudaStreamSynchronize(s));
+    return out.download();
+  }
+  std::string what() const { return c.text() + " kernel=" + impl->name() + " seed=" + std::to_string(g_seed); }
+};
+
+void check_case(const Case& c) {
+  Prepared p(c);
+  StreamHolder s;
+  const std::vector<float> got = decode(p.run(s.get()), c.act(), c.m * c.n);
+  size_t bad = 0, zeros = 0;
+  for (float v : got) {
+    bad += std::isfinite(v) ? 0 : 1;
+    zeros += v == 0.0f ? 1 : 0;
+  }
+  EXPECT_EQ(bad, 0u) << "non-finite (unwritten) outputs: " << p.what();
+  EXPECT_LT(zeros, got.size()) << "all outputs zero: " << p.what();
+  EXPECT_LE(relative_error(got.data(), p.pr.ref.data(), c.m * c.n), tolerance(c.act())) << p.what();
+}
+
+std::vector<IntWeightFormat> formats_for(DType t) {
+  std::vector<IntWeightFormat> v = {
+      fmt(4, 128, ZeroPoint::kSymmetric, t), fmt(4, 128, ZeroPoint::kInteger, t), fmt(8, 0, ZeroPoint::kSymmetric, t),
+      fmt(4, 32, ZeroPoint::kInteger, t),    fmt(4, 0, ZeroPoint::kSymmetric, t),  fmt(8, 128, ZeroPoint::kInteger, t),
+      fmt(8, 32, ZeroPoint::kSymmetric, t),  fmt(4, 64, ZeroPoint::kSymmetric, t), fmt(8, 0, ZeroPoint::kInteger, t),
+  };
+  if (small_mode()) v.resize(3);
+  return v;
+}
+
+void sweep(DType t) {
+  int i = 0;
+  const std::vector<int64_t> ms = small_mode() ? std::vector<int64_t>{1, 130} : std::vector<int64_t>{1, 65, 130, 300};
+  for (const IntWeightFormat& f : formats_for(t))
+    for (int64_t m : ms) {
+      Case c;
+      c.f = f;
+      c.m = m;
+      c.n = 192;  // a 64-channel tail tile
+      c.k = 640;  // 10 k blocks
+      c.bias = (i++ % 2) == 0;
+      check_case(c);
+    }
+}
+
+TEST(sm90_mixed_gemm, every_format_fp16) {
+  REQUIRE_SM90A();
+  sweep(DType::kF16);
+}
+
+TEST(sm90_mixed_gemm, every_format_bf16) {
+  REQUIRE_SM90A();
+  sweep(DType::kBF16);
+}
+
+// Every token tile with several split counts (odd and even k-block counts per split, a
+// split of one k block): the heuristic may pick any of them.
+TEST(sm90_mixed_gemm, every_config_and_split) {
+  REQUIRE_SM90A();
+  const std::vector<int> splits = small_mode() ? std::vector<int>{1, 3} : std::vector<int>{1, 2, 3, 5, 17};
+  for (int cfg = 0; cfg < cuda::kSm90MixedConfigCount; ++cfg)
+    for (int s : splits)
+      for (DType t : {DType::kF16, DType::kBF16}) {
+        Case c;
+        c.f = fmt(4, 32, ZeroPoint::kInteger, t);
+        c.m = small_mode() ? 70 : 300;
+        c.n = 320;
+        c.k = 1088;  // 17 k blocks
+        c.bias = true;
+        c.plan = Sm90MixedPlan{cfg, s, ""};
+        check_case(c);
+        c.f = fmt(8, 0, ZeroPoint::kSymmetric, t);
+        c.m = 5;
+        check_case(c);
+      }
+}
+
+TEST(sm90_mixed_gemm, edges) {
+  REQUIRE_SM90A();
+  struct E {
+    int64_t m, n, k;
+  };
+  std::vector<E> es = {{1, 64, 64}, {257, 64, 64}, {513, 448, 128}, {64, 128, 4160}, {100, 4160, 256}};
+  if (small_mode()) es.resize(3);
+  for (const E& e : es)
+    for (int bits : {4, 8}) {
+      Case c;
+      c.f = fmt(bits, 64, ZeroPoint::kInteger, DType::kF16);
+      c.m = e.m;
+      c.n = e.n;
+      c.k = e.k;
+      c.bias = true;
+      check_case(c);
+    }
+}
+
+std::vector<Case> execution_cases() {
+  std::vector<Case> v;
+  Case c;
+  c.f = fmt(4, 128, ZeroPoint::kSymmetric, DType::kF16);
+  c.m = 200;
+  c.n = 256;
+  c.k = 1024;
+  c.bias = true;
+  v.push_back(c);
+  c.plan = Sm90MixedPlan{1, 3, ""};  // split-K: workspace + reduce
+  c.f = fmt(8, 0, ZeroPoint::kInteger, DType::kBF16);
+  v.push_back(c);
+  c.plan = Sm90MixedPlan{2, 1, ""};
+  c.f = fmt(4, 32, ZeroPoint::kInteger, DType::kBF16);
+  c.m = 513;
+  v.push_back(c);
+  return v;
+}
+
+TEST(sm90_mixed_gemm, deterministic_bit_for_bit) {
+  REQUIRE_SM90A();
+  for (const Case& c : execution_cases()) {
+    Prepared p(c);
+    StreamHolder s;
+    const std::vector<uint8_t> first = p.run(s.get());
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(p.run(s.get()), first) << c.text();
+  }
+}
+
+TEST(sm90_mixed_gemm, cuda_graph_capture) {
+  REQUIRE_SM90A();
+  for (const Case& c : execution_cases()) {
+    Prepared p(c);
+    StreamHolder s;
+    const std::vector<uint8_t> direct = p.run(s.get());
+    p.out.poison(s.get());
+    capture_and_replay(
+        s.get(), [&] { return p.impl->run(p.args(), p.ws.get(), s.get()); }, 3,
+        [&](int) { p.out.poison(s.get()); },
+        [&](int i) { EXPECT_EQ(p.out.download(), direct) << "graph replay " << i << ": " << c.text(); },
+        cudaStreamCaptureModeGlobal);
+  }
+}
+
+// The public API picks this family from m = 17 on and sm80_mixed_gemm below (select.cpp),
+// and act-order weights stay with sm80_mixed_gemm.
+TEST(sm90_mixed_gemm, public_api_selection) {
+  REQUIRE_SM90A();
+  for (int64_t m : {16, 17, 4096}) {
+    Case c;
+    c.f = fmt(4, 128, ZeroPoint::kSymmetric, DType::kF16);
+    c.m = m;
+    c.n = 256;
+    c.k = 1024;
+    Gemm g(desc_of(c), Device::cuda(0));
+    ASSERT_TRUE(g.can_implement().ok()) << g.can_implement().message();
+    const char* want = m >= 17 ? "sm90_mixed_gemm" : "sm80_mixed_gemm";
+    EXPECT_EQ(g.kernel_name().rfind(want, 0), 0u) << "m=" << m << ": " << g.kernel_name();
+    EXPECT_EQ(g.weight_layout(), "tiled_w4_v1");
+  }
+  Case c;
+  c.f = fmt(4, 128, ZeroPoint::kSymmetric, DType::kF16);
+  c.f.act_order = true;
+  c.m = 1000;
+  c.n = 256;
+  c.k = 1024;
+  Gemm g(desc_of(c), Device::cuda(0));
+  ASSERT_TRUE(g.can_implement().ok()) << g.can_implement().message();
+  EXPECT_EQ(g.kernel_name().rfind("sm80_mixed_gemm", 0), 0u) << g.kernel_name();
+}
+
+// The plan's choices where the Suite-1 plan sweep (H200, W4 g128 f16, lowbit bench with
+// LOWBIT_SM90_MIXED_PLAN, docs/kernels/mixed_gemm.md) ranked them: no GPU needed. m = 64: the
+// 64-token tile, split so that qkv / o / down fill the SMs (measured best: 16.8 / 11.4 / 48.3 /
+// 25.8 us); m = 256 gate_up / down: the 256-token tile, one / four splits; m = 4096: the
+// 256-token tile without splits.
+TEST(sm90_mixed_gemm, plan_follows_measurements) {
+  auto plan = [](int64_t m, int64_t n, int64_t k) {
+    const Sm90MixedPlan p = cuda::sm90_mixed_gemm_plan(m, n, k, 4, 132);
+    return std::string(cuda::kSm90MixedConfigs[p.config].tag) + "_s" + std::to_string(p.splits);
+  };
+  EXPECT_EQ(plan(64, 6144, 4096), "c128t64_s2");
+  EXPECT_EQ(plan(64, 4096, 4096), "c128t64_s4");
+  EXPECT_EQ(plan(64, 28672, 4096), "c128t64_s1");
+  EXPECT_EQ(plan(64, 4096, 14336), "c128t64_s4");
+  EXPECT_EQ(plan(256, 28672, 4096), "c128t256_s1");
+  EXPECT_EQ(plan(256, 4096, 14336), "c128t256_s4");
+  for (int64_t n : {6144, 4096, 28672}) EXPECT_EQ(plan(4096, n, 4096), "c128t256_s1") << n;
+  EXPECT_EQ(plan(4096, 4096, 14336), "c128t256_s1");
+}
+
+TEST(sm90_mixed_gemm, can_implement_refusals_name_the_reason) {
+  REQUIRE_SM90A();
+  const cuda::GpuSpec& gpu = cuda::gpu_spec(0);
+  auto reason = [&](const GemmDesc& d) { return cuda::sm90_mixed_gemm_can_implement(d, gpu).message(); };
+  Case c;
+  c.f = fmt(4, 128, ZeroPoint::kSymmetric, DType::kF16);
+  c.m = 300;
+  c.n = 256;
+  c.k = 1024;
+  GemmDesc d = desc_of(c);
+  EXPECT_TRUE(cuda::sm90_mixed_gemm_can_implement(d, gpu).ok());
+  GemmDesc bad = d;
+  bad.n = 96;
+  EXPECT_NE(reason(bad).find("multiple of 64"), std::string::npos) << reason(bad);
+  bad = d;
+  bad.out_dtype = DType::kBF16;
+  EXPECT_NE(reason(bad).find("output dtype"), std::string::npos) << reason(bad);
+  bad = d;
+  bad.w.int_format.act_order = true;
+  EXPECT_NE(reason(bad).find("act-order"), std::string::npos) << reason(bad);
+  bad = d;
+  bad.w.int_format.bits = 3;
+  EXPECT_NE(reason(bad).find("bits=3"), std::string::npos) << reason(bad);
+  bad = d;
+  bad.w.int_format.zero = ZeroPoint::kFloat;
+  EXPECT_NE(reason(bad).find("float zero points"), std::string::npos) << reason(bad);
+  // A forced plan outside the table or with more splits than k blocks is refused.
+  EXPECT_THROW(cuda::sm90_mixed_gemm_make_with_plan(d, gpu, Sm90MixedPlan{7, 1, ""}), Error);
+  EXPECT_THROW(cuda::sm90_mixed_gemm_make_with_plan(d, gpu, Sm90MixedPlan{0, 17, ""}), Error);
+  // Misaligned operands are refused by run(), not faulted on.
+  Prepared p(c);
+  GemmArgs args = p.args();
+  args.a = static_cast<const char*>(args.a) + 2;
+  const Status s = p.impl->run(args, p.ws.get(), nullptr);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("16-byte aligned"), std::string::npos) << s.message();
+}
+
+}  // namespace
