@@ -182,6 +182,53 @@ inline void capture_and_replay(cudaStream_t s, const std::function<Status()>& en
   LOWBIT_CUDA_CHECK(cudaGraphDestroy(graph));
 }
 
+// Execution properties every kernel family's tests check, on one prepared problem:
+//   run(s)     poisons the output, enqueues one call on s, synchronizes, returns the output bytes;
+//   enqueue(s) only enqueues one call (its Status);
+//   out        the output buffer both write; what: the case, for failure messages.
+struct PreparedCall {
+  std::function<std::vector<uint8_t>(cudaStream_t)> run;
+  std::function<Status(cudaStream_t)> enqueue;
+  DeviceBuffer* out;
+  std::string what;
+};
+
+// Four runs on one stream give the same bytes (no atomics, fixed reduction orders).
+inline void expect_bitwise_repeatable(const PreparedCall& c) {
+  StreamHolder s;
+  const std::vector<uint8_t> first = c.run(s.get());
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(c.run(s.get()), first) << c.what;
+}
+
+// A call captured into a CUDA graph (global capture mode: no stray synchronizing API call
+// inside) and replayed three times over a poisoned output gives the direct call's bytes.
+inline void expect_graph_replays_match(const PreparedCall& c) {
+  StreamHolder s;
+  const std::vector<uint8_t> direct = c.run(s.get());
+  c.out->poison(s.get());
+  capture_and_replay(
+      s.get(), [&] { return c.enqueue(s.get()); }, 3, [&](int) { c.out->poison(s.get()); },
+      [&](int i) { EXPECT_EQ(c.out->download(), direct) << "graph replay " << i << ": " << c.what; },
+      cudaStreamCaptureModeGlobal);
+}
+
+// Three prepared calls interleaved ten times on two streams (each with its own workspace)
+// give their single-stream bytes: no state shared between calls.
+inline void expect_two_streams_match(const PreparedCall& c0, const PreparedCall& c1, const PreparedCall& c2) {
+  StreamHolder s0, s1;
+  const std::vector<uint8_t> r0 = c0.run(s0.get()), r1 = c1.run(s1.get()), r2 = c2.run(s0.get());
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(c0.enqueue(s0.get()).ok()) << c0.what;
+    ASSERT_TRUE(c1.enqueue(s1.get()).ok()) << c1.what;
+    ASSERT_TRUE(c2.enqueue(s1.get()).ok()) << c2.what;
+  }
+  s0.sync();
+  s1.sync();
+  EXPECT_EQ(c0.out->download(), r0) << c0.what;
+  EXPECT_EQ(c1.out->download(), r1) << c1.what;
+  EXPECT_EQ(c2.out->download(), r2) << c2.what;
+}
+
 // Benchmarks: the median per-call time in us of `enqueue(i)` (the i-th call, which uses operand
 // copy i % copies) over 5 replays of a CUDA graph of back-to-back calls on `s`. The graph
 // holds a multiple of `copies` calls, enough for >= min_replay_ms per replay (at most 2000).

@@ -461,13 +461,17 @@ std::vector<Case> execution_cases() {
   return v;
 }
 
+// One prepared case as the shared execution-property checks take it (test_gpu_common.hpp).
+PreparedCall call_of(Prepared& p) {
+  return PreparedCall{[&p](cudaStream_t s) { return p.run(s); },
+                      [&p](cudaStream_t s) { return p.kernel.run(p.args(), p.ws.get(), s); }, &p.out, p.what()};
+}
+
 TEST(sm89_fp8_gemm, deterministic_bit_for_bit) {
   LOWBIT_REQUIRE_SM89();
   for (const Case& c : execution_cases()) {
     Prepared p(c);
-    StreamHolder s;
-    const std::vector<uint8_t> first = p.run(s.get());
-    for (int i = 0; i < 3; ++i) EXPECT_EQ(p.run(s.get()), first) << p.what();
+    expect_bitwise_repeatable(call_of(p));
   }
 }
 
@@ -475,13 +479,7 @@ TEST(sm89_fp8_gemm, cuda_graph_capture) {
   LOWBIT_REQUIRE_SM89();
   for (const Case& c : execution_cases()) {
     Prepared p(c);
-    StreamHolder s;
-    const std::vector<uint8_t> direct = p.run(s.get());
-    capture_and_replay(
-        s.get(), [&] { return p.kernel.run(p.args(), p.ws.get(), s.get()); }, 3,
-        [&](int) { p.out.poison(s.get()); },
-        [&](int i) { EXPECT_EQ(p.out.download(), direct) << "graph replay " << i << ": " << p.what(); },
-        cudaStreamCaptureModeGlobal);
+    expect_graph_replays_match(call_of(p));
   }
 }
 
@@ -489,19 +487,7 @@ TEST(sm89_fp8_gemm, two_streams_concurrently) {
   LOWBIT_REQUIRE_SM89();
   std::vector<Case> cases = execution_cases();
   Prepared p0(cases[0]), p1(cases[1]), p2(cases[2]);
-  StreamHolder s0, s1;
-  const std::vector<uint8_t> r0 = p0.run(s0.get()), r1 = p1.run(s1.get()), r2 = p2.run(s0.get());
-  // The same kernels, interleaved on two streams with their own workspaces.
-  for (int i = 0; i < 10; ++i) {
-    ASSERT_TRUE(p0.kernel.run(p0.args(), p0.ws.get(), s0.get()).ok());
-    ASSERT_TRUE(p1.kernel.run(p1.args(), p1.ws.get(), s1.get()).ok());
-    ASSERT_TRUE(p2.kernel.run(p2.args(), p2.ws.get(), s1.get()).ok());
-  }
-  s0.sync();
-  s1.sync();
-  EXPECT_EQ(p0.out.download(), r0);
-  EXPECT_EQ(p1.out.download(), r1);
-  EXPECT_EQ(p2.out.download(), r2);
+  expect_two_streams_match(call_of(p0), call_of(p1), call_of(p2));
 }
 
 // Programmatic dependent launch (sm_90) changes when the weights are requested, never the
