@@ -31,28 +31,17 @@
 #include "lowbit/quantize.hpp"
 #include "lowbit/reference.hpp"
 #include "test_gpu_common.hpp"
+#include "test_mixed_gemm_common.hpp"
 
 namespace {
 
 using namespace lowbit;
 using namespace lowbit::test;
+using namespace lowbit::test::mixed;
 using cuda::MixedGemmPlan;
 using cuda::MixedGemmSplitMode;
 
 uint32_t g_seed = 31000;
-
-// Tolerance per activation dtype (one table): relative Frobenius error vs the reference.
-double tolerance(DType t) { return t == DType::kF16 ? 1e-3 : 8e-3; }
-
-IntWeightFormat fmt(int bits, int group, ZeroPoint zero, DType sdt, bool act = false) {
-  IntWeightFormat f;
-  f.bits = bits;
-  f.group_size = group;
-  f.zero = zero;
-  f.scale_dtype = sdt;
-  f.act_order = act;
-  return f;
-}
 
 bool has_sm90() {
   const cuda::GpuSpec& g = cuda::gpu_spec(0);
@@ -97,37 +86,10 @@ GemmDesc desc_of(const Case& c) {
   return d;
 }
 
-std::vector<int32_t> random_g_idx(int64_t k, int group, bool uniform, std::mt19937& rng) {
-  std::vector<int32_t> g(static_cast<size_t>(k));
-  const int64_t groups = k / group;
-  if (uniform) {
-    for (int64_t c = 0; c < k; ++c) g[static_cast<size_t>(c)] = static_cast<int32_t>(c / group);
-    std::shuffle(g.begin(), g.end(), rng);
-  } else {
-    std::uniform_int_distribution<int32_t> pick(0, static_cast<int32_t>(groups - 1));
-    for (auto& x : g) x = pick(rng);
-  }
-  return g;
-}
-
 struct Problem {
   IntWeight w;
   std::vector<float> a, bias, ref;
 };
-
-IntWeight random_weight(const IntWeightFormat& f, int64_t n, int64_t k, std::mt19937& rng, bool uniform_act) {
-  std::vector<float> x = random_normal(rng, n * k, 0.05f);
-  if (f.zero == ZeroPoint::kInteger) {  // per-row offsets exercise the zero points
-    std::uniform_real_distribution<float> shift(-0.05f, 0.05f);
-    for (int64_t r = 0; r < n; ++r) {
-      const float s = shift(rng);
-      for (int64_t c = 0; c < k; ++c) x[static_cast<size_t>(r * k + c)] += s;
-    }
-  }
-  std::vector<int32_t> g_idx;
-  if (f.act_order) g_idx = random_g_idx(k, f.group_size, uniform_act, rng);
-  return quantize_int(x.data(), n, k, f, f.act_order ? g_idx.data() : nullptr);
-}
 
 Problem make_problem(const Case& c, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -207,16 +169,6 @@ std::vector<uint8_t> check_case(const Case& c, const Problem* given = nullptr, c
   const double err = relative_error(got.data(), pr.ref.data(), c.m * c.n);
   EXPECT_LE(err, tolerance(c.act())) << what;
   return bytes;
-}
-
-std::vector<IntWeightFormat> formats_for(DType t) {
-  std::vector<IntWeightFormat> v = {
-      fmt(4, 128, ZeroPoint::kSymmetric, t), fmt(4, 128, ZeroPoint::kInteger, t), fmt(8, 0, ZeroPoint::kSymmetric, t),
-      fmt(4, 32, ZeroPoint::kInteger, t),    fmt(4, 0, ZeroPoint::kSymmetric, t),  fmt(8, 128, ZeroPoint::kInteger, t),
-      fmt(8, 32, ZeroPoint::kSymmetric, t),  fmt(4, 64, ZeroPoint::kSymmetric, t), fmt(8, 0, ZeroPoint::kInteger, t),
-  };
-  if (small_mode()) v.resize(3);
-  return v;
 }
 
 std::vector<int64_t> m_sweep() {

@@ -21,25 +21,16 @@
 #include "lowbit/quantize.hpp"
 #include "lowbit/reference.hpp"
 #include "test_gpu_common.hpp"
+#include "test_mixed_gemm_common.hpp"
 
 namespace {
 
 using namespace lowbit;
 using namespace lowbit::test;
+using namespace lowbit::test::mixed;
 using cuda::Sm90MixedPlan;
 
 uint32_t g_seed = 91000;
-
-double tolerance(DType t) { return t == DType::kF16 ? 1e-3 : 8e-3; }
-
-IntWeightFormat fmt(int bits, int group, ZeroPoint zero, DType sdt) {
-  IntWeightFormat f;
-  f.bits = bits;
-  f.group_size = group;
-  f.zero = zero;
-  f.scale_dtype = sdt;
-  return f;
-}
 
 bool sm90a_available() {
   const cuda::GpuSpec& g = cuda::gpu_spec(0);
@@ -86,15 +77,7 @@ struct Problem {
 Problem make_problem(const Case& c, uint32_t seed) {
   std::mt19937 rng(seed);
   Problem p;
-  std::vector<float> x = random_normal(rng, c.n * c.k, 0.05f);
-  if (c.f.zero == ZeroPoint::kInteger) {  // per-row offsets exercise the zero points
-    std::uniform_real_distribution<float> shift(-0.05f, 0.05f);
-    for (int64_t r = 0; r < c.n; ++r) {
-      const float s = shift(rng);
-      for (int64_t col = 0; col < c.k; ++col) x[static_cast<size_t>(r * c.k + col)] += s;
-    }
-  }
-  p.w = quantize_int(x.data(), c.n, c.k, c.f, nullptr);
+  p.w = random_weight(c.f, c.n, c.k, rng);
   p.a = rounded(random_normal(rng, c.m * c.k), c.act());
   if (c.bias) p.bias = rounded(random_normal(rng, c.n, 0.5f), c.act());
   const std::vector<float> wd = dequantize(p.w);
@@ -153,16 +136,6 @@ void check_case(const Case& c) {
   EXPECT_EQ(bad, 0u) << "non-finite (unwritten) outputs: " << p.what();
   EXPECT_LT(zeros, got.size()) << "all outputs zero: " << p.what();
   EXPECT_LE(relative_error(got.data(), p.pr.ref.data(), c.m * c.n), tolerance(c.act())) << p.what();
-}
-
-std::vector<IntWeightFormat> formats_for(DType t) {
-  std::vector<IntWeightFormat> v = {
-      fmt(4, 128, ZeroPoint::kSymmetric, t), fmt(4, 128, ZeroPoint::kInteger, t), fmt(8, 0, ZeroPoint::kSymmetric, t),
-      fmt(4, 32, ZeroPoint::kInteger, t),    fmt(4, 0, ZeroPoint::kSymmetric, t),  fmt(8, 128, ZeroPoint::kInteger, t),
-      fmt(8, 32, ZeroPoint::kSymmetric, t),  fmt(4, 64, ZeroPoint::kSymmetric, t), fmt(8, 0, ZeroPoint::kInteger, t),
-  };
-  if (small_mode()) v.resize(3);
-  return v;
 }
 
 void sweep(DType t) {
