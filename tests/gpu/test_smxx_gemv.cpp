@@ -18,6 +18,7 @@
 #include "cuda/gemv/smxx_gemv_family.hpp"
 #include "cuda/heuristics/gpu_spec.hpp"
 #include "lowbit/gemm.hpp"
+#include "lowbit/pack.hpp"
 #include "lowbit/pack_gemv.hpp"
 #include "lowbit/quantize.hpp"
 #include "lowbit/reference.hpp"
@@ -150,7 +151,8 @@ void check_case(const Case& c) {
 }
 
 // Every width x zero mode x group x {f16, bf16}, m cycling through 1..8, odd n, k with a
-// partial last 256-column chunk.
+// partial last 256-column chunk. (Odd n: 4- and 8-bit weights stay in the gemv layout; the
+// tiled layout, n a multiple of 16, is tested below.)
 TEST(smxx_gemv, every_format_f16_bf16) {
   LOWBIT_REQUIRE_GPU();
   int i = 0;
@@ -250,6 +252,54 @@ TEST(smxx_gemv, forced_launches) {
     c.out = l.act == i8 ? f16 : l.act;
     check_case(c);
   }
+}
+
+// The mixed GEMMs' tiled layout read in place (f16 / bf16 activations): 4 and 8 bits x
+// symmetric / integer zeros x every group x {f16, bf16}, m cycling through 1..8, scales in
+// the other dtype every third case, f32 output and bias in some; k = 64 (one partial item),
+// k with a partial last item whose trailing groups lie past k (zero-filled scales), and
+// whole items.
+TEST(smxx_gemv, tiled_layout_every_format) {
+  LOWBIT_REQUIRE_GPU();
+  int i = 0;
+  for (int bits : {4, 8})
+    for (ZeroPoint z : {ZeroPoint::kSymmetric, ZeroPoint::kInteger})
+      for (int gs : kGroups)
+        for (DType act : {DType::kF16, DType::kBF16}) {
+          Case c;
+          c.bits = bits, c.zero = z, c.group = gs, c.act = act;
+          c.out = i % 4 == 3 ? DType::kF32 : act;
+          c.scale_dtype = i % 3 == 0 ? (act == DType::kF16 ? DType::kBF16 : DType::kF16) : act;
+          c.m = 1 + (i * 5) % 8;
+          c.n = 16 * (1 + i % 7);
+          const int64_t ks[] = {64, 320, 768, 1344, 2048};
+          c.k = std::max<int64_t>(ks[i % 5], gs);
+          if (gs > 0 && c.k % gs != 0) c.k += gs - c.k % gs;
+          c.bias = i % 2 == 1;
+          ++i;
+          const GemmDesc d = desc_of(c);
+          const std::unique_ptr<detail::GemmImpl> impl = cuda::smxx_gemv_make(d, cuda::gpu_spec(0));
+          EXPECT_EQ(impl->weight_layout(), tiled_layout_name(bits)) << d.describe();
+          check_case(c);
+        }
+  for (int64_t m = 1; m <= 8; ++m) {  // many tiles per block, Suite-1 like k
+    Case c;
+    c.bits = m % 2 ? 4 : 8, c.group = m % 3 == 0 ? 0 : 128, c.m = m, c.n = 2048, c.k = 4096;
+    c.zero = m > 4 ? ZeroPoint::kInteger : ZeroPoint::kSymmetric;
+    check_case(c);
+  }
+}
+
+// Tiled weights with act-order are refused with the reason (the mixed GEMM takes them).
+TEST(smxx_gemv, tiled_layout_refuses_act_order) {
+  LOWBIT_REQUIRE_GPU();
+  Case c;
+  c.bits = 4, c.group = 128, c.m = 1, c.n = 256, c.k = 1024;
+  GemmDesc d = desc_of(c);
+  d.w.int_format.act_order = true;
+  const Status st = cuda::smxx_gemv_can_implement(d, cuda::gpu_spec(0));
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("act-order"), std::string::npos) << st.message();
 }
 
 // int8 activations, 4- and 8-bit weights, symmetric and integer zeros, every group.
@@ -357,9 +407,73 @@ TEST(smxx_gemv, public_api_selects_gemv) {
     gemm_nt_reference(x.data(), wd.data(), nullptr, c.m, c.n, c.k, ref.data());
     EXPECT_LE(relative_error(out.data(), ref.data(), static_cast<int64_t>(out.size())), 1e-3) << g.kernel_name();
   }
+  {
+    Case lk;
+    lk.bits = 4, lk.m = 1, lk.n = 512, lk.k = 2048;
+    Gemm g(desc_of(lk), Device::cuda(0));
+    EXPECT_EQ(g.kernel_name().rfind("sm80_mixed_gemm", 0), 0u) << g.kernel_name();
+    lk.m = 5;
+    Gemm g5(desc_of(lk), Device::cuda(0));
+    EXPECT_EQ(g5.kernel_name().rfind(cuda::kSmxxGemvName, 0), 0u) << g5.kernel_name();
+  }
   Case big;  // m > 8 is not the GEMV's
   big.bits = 3, big.m = 9;
   EXPECT_FALSE(cuda::smxx_gemv_can_implement(desc_of(big), cuda::gpu_spec(0)).ok());
+}
+
+// Through lowbit::Gemm with GPTQ / AWQ-style formats (4 / 8 bits, symmetric or integer zeros):
+// m <= 8 selects this family reading the tiled layout, m = 9 and 32 a mixed GEMM, all with the
+// same weight_layout(), and weights packed ONCE (by the m = 1 Gemm) give the reference result
+// in every one of them (m = 1, 2: activations read directly; 3, 8: staged). Long k (k >= 2 n)
+// at m <= 4 stays with the mixed GEMM (select.cpp).
+TEST(smxx_gemv, public_api_tiled_weights_packed_once_serve_every_m) {
+  LOWBIT_REQUIRE_GPU();
+  for (int bits : {4, 8})
+    for (ZeroPoint z : {ZeroPoint::kSymmetric, ZeroPoint::kInteger}) {
+      Case c;
+      c.bits = bits, c.zero = z, c.group = bits == 4 ? 128 : 0, c.n = 1024, c.k = 1024;
+      c.act = c.out = c.scale_dtype = bits == 8 && z == ZeroPoint::kInteger ? DType::kBF16 : DType::kF16;
+      c.m = 1;
+      const GemmDesc d1 = desc_of(c);
+      Gemm g1(d1, Device::cuda(0));
+      ASSERT_TRUE(g1.can_implement().ok()) << g1.can_implement().message();
+      EXPECT_EQ(g1.kernel_name().rfind(cuda::kSmxxGemvName, 0), 0u) << g1.kernel_name();
+      EXPECT_EQ(g1.weight_layout(), tiled_layout_name(bits));
+      std::mt19937 rng(g_seed++);
+      std::normal_distribution<float> normal(0.0f, 1.0f);
+      std::vector<float> wf(static_cast<size_t>(c.n * c.k));
+      for (float& v : wf) v = normal(rng) + (z == ZeroPoint::kSymmetric ? 0.0f : 0.25f);
+      const IntWeight w = quantize_int(wf.data(), c.n, c.k, d1.w.int_format);
+      const PackedWeight pw = g1.pack(w);
+      DeviceBuffer dw(pw.data), ds(pw.scales), dz;
+      if (!pw.zeros.empty()) dz = DeviceBuffer(pw.zeros);
+      const std::vector<float> wd = dequantize(w);
+      for (int64_t m : {1, 2, 3, 8, 9, 32}) {
+        GemmDesc d = d1;
+        d.m = m;
+        Gemm g(d, Device::cuda(0));
+        ASSERT_TRUE(g.can_implement().ok()) << g.can_implement().message();
+        EXPECT_EQ(g.weight_layout(), g1.weight_layout()) << d.describe();
+        EXPECT_EQ(g.kernel_name().rfind(cuda::kSmxxGemvName, 0) == 0, m <= 8) << d.describe() << " " << g.kernel_name();
+        const std::vector<float> x = rounded(random_normal(rng, m * c.k), c.act);
+        DeviceBuffer dx(encode(x, c.act)), dy(static_cast<size_t>(m * c.n) * dtype_size(c.out));
+        DeviceBuffer ws(std::max<size_t>(g.workspace_size(), 16));
+        GemmArgs a;
+        a.a = dx.get();
+        a.w = WeightView{dw.get(), ds.get(), dz.get(), nullptr};
+        a.out = dy.get();
+        StreamHolder s;
+        dy.poison(s.get());
+        const Status st = g.run(a, ws.get(), s.get());
+        ASSERT_TRUE(st.ok()) << st.message();
+        s.sync();
+        const std::vector<float> out = decode(dy.download(), c.out, m * c.n);
+        std::vector<float> ref(out.size());
+        gemm_nt_reference(x.data(), wd.data(), nullptr, m, c.n, c.k, ref.data());
+        EXPECT_LE(relative_error(out.data(), ref.data(), static_cast<int64_t>(out.size())), tolerance(c.act, c.out))
+            << d.describe() << " " << g.kernel_name();
+      }
+    }
 }
 
 }  // namespace

@@ -45,16 +45,19 @@
 #include <type_traits>
 
 #include "cuda/common/smxx_convert.cuh"
+#include "cuda/dequant/smxx_tiled_layout.hpp"
 #include "cuda/gemv/smxx_gemv_layout.hpp"
 #include "cuda/gemv/smxx_gemv_params.hpp"
 #include "cuda/ptx/cp_async.cuh"
 #include "cuda/ptx/cvta.cuh"
 #include "cuda/ptx/griddepcontrol.cuh"
 #include "cuda/ptx/ld_global_nc.cuh"
+#include "cuda/ptx/ldmatrix.cuh"
 #include "cuda/ptx/mma.cuh"
 #include "cuda/ptx/mma_int8.cuh"
 #include "cuda/ptx/prmt.cuh"
 #include "cuda/ptx/smxx_config.hpp"
+#include "cuda/ptx/st_shared.cuh"
 
 namespace lowbit::gemv {
 
@@ -83,16 +86,66 @@ LOWBIT_DEVICE float load_out(const void* b, int64_t i, int out_dtype) {
   return out_dtype == kOutBf16 ? cuda::bf16_to_f32(h) : cuda::f16_to_f32(h);
 }
 
+// The tiled layout (kLayoutTiled) decoded with the mixed GEMMs' raw decoders
+// (smxx_tiled_layout.hpp): every register holds c + q with one offset c per width and
+// dtype, except f16 4-bit rows g+8 (A registers 1 and 3), whose nibbles stay at bits 4..7:
+// c + 16 q. The kernel folds that factor f = 16 into those rows' scale (s / 16, exact).
+template <int kBits, int kAct>
+LOWBIT_HD constexpr float tiled_offset() {
+  return kAct == kActBf16 ? (kBits == 4 ? 128.0f : -128.0f) : 1024.0f;
+}
+template <int kBits, int kAct>
+LOWBIT_HD constexpr float tiled_hi_factor() {
+  return kBits == 4 && kAct == kActF16 ? 16.0f : 1.0f;
+}
+
+// The A registers of k16 step st (0..15) of an item in the tiled layout. `w` holds the lane's
+// 4 kBits words, word 4 s + i = word i of tiled chunk s of the item: 4-bit, word j of a chunk
+// is its step j, so step st is word st; 8-bit, words 2 j, 2 j + 1 of a chunk are its step j,
+// so step st is words 2 st, 2 st + 1. The registers are the mma's A fragment as they are.
+template <int kBits, int kAct>
+LOWBIT_DEVICE void tiled_step(const uint32_t* w, int st, uint32_t (&a)[4]) {
+  if constexpr (kBits == 4) {
+    if constexpr (kAct == kActBf16) {
+      tiled::raw_w4_bf16(w[st], a);
+    } else {
+      tiled::raw_w4_f16(w[st], a);
+    }
+  } else {
+    const uint32_t lo = w[2 * st], hi = w[2 * st + 1];
+    if constexpr (kAct == kActBf16) {
+      // q does not fit a bf16 mantissa above a power of two, so the register is q - 128 (c =
+      // -128) as m - s of tiled::raw_w8_bf16_split (m = 128 + (q & 127), s = 256 - 128 (q >> 7),
+      // every term an integer below 2^9: exact), the subtraction as fma(s, -1, m) (bf16x2 fma
+      // is sm_80; sub needs sm_90). 3 operations per register (the gemv layout's q-exact
+      // decode takes 5). Bytes 0 / 2 of a word are row g, bytes 1 / 3 row g + 8.
+      uint32_t m[2], sb[2];
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        tiled::raw_w8_bf16_split(i == 0 ? lo : hi, m, sb);
+#pragma unroll
+        for (int r = 0; r < 2; ++r)
+          asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(a[2 * i + r]) : "r"(sb[r]), "r"(0xBF80BF80u), "r"(m[r]));
+      }
+    } else {
+      tiled::raw_w8_f16(lo, hi, a);
+    }
+  }
+}
+
 // The constant A registers of step (pair, h) of the correction chain: -(c_R + z_sym) for the
-// 4 registers R = 8 pair + 4 h + e, as two equal halves in the activation dtype.
+// 4 registers R = 8 pair + 4 h + e, as two equal halves in the activation dtype (tiled
+// layout: -(c + f z_sym), f the register's row factor).
 // All compile-time constants once the loops are unrolled (mov-immediates, or registers the
 // compiler keeps across items).
-template <int kBits, int kAct>
+template <int kBits, int kAct, int kLayout>
 LOWBIT_DEVICE void correction_a(int pair, int h, uint32_t (&a)[4]) {
   constexpr float kZeroSym = static_cast<float>(1 << (kBits - 1));
 #pragma unroll
   for (int e = 0; e < 4; ++e) {
-    const float c = -(reg_offset(kBits, kAct == kActBf16, 8 * pair + 4 * h + e) + kZeroSym);
+    const float c = kLayout == kLayoutTiled
+                        ? -(tiled_offset<kBits, kAct>() + ((e & 1) ? tiled_hi_factor<kBits, kAct>() : 1.0f) * kZeroSym)
+                        : -(reg_offset(kBits, kAct == kActBf16, 8 * pair + 4 * h + e) + kZeroSym);
     if constexpr (kAct == kActBf16) {
       const __nv_bfloat162 v = __float2bfloat162_rn(c);  // exact: an integer < 2^8 in magnitude
       a[e] = *reinterpret_cast<const uint32_t*>(&v);
@@ -105,13 +158,34 @@ LOWBIT_DEVICE void correction_a(int pair, int h, uint32_t (&a)[4]) {
 
 }  // namespace detail
 // kBits: 1..6, 8. kAct: GemvAct. kSlots: scale slots per chunk (8: group 32, 4: 64, 2: 128,
-// 1: per-channel).
-template <int kBits, int kAct, int kSlots>
+// 1: per-channel). kLayout: GemvLayout. kStageX (tiled layout only): the activations go
+// through the warp's shared buffer (m > kTiledDirectMaxM), else straight from global memory.
+//
+// The tiled layout (kLayoutTiled, 4- and 8-bit, f16 / bf16 activations) is read in place:
+// its (16-row strip, 256 columns) block is 4 (4-bit) or 8 (8-bit) consecutive 512-byte
+// chunks of the strip, lane L's 16 bytes of each at 16 L, i.e. an item of the same shape
+// as the gemv layout's (bits slices of 512 bytes) at strip * 2 k bits + chunk * bits * 512
+// bytes; a partial last item (k % 256 != 0) copies only the chunks inside k. Its lane
+// registers hold the standard mma fragment (columns 16 st + 2 t + {0, 1, 8, 9} of step st),
+// so a lane's activations are 4-byte pieces 16 bytes apart, not one 16-byte row: the warp
+// stages the item's m x 256 activations in its own shared buffer (16-byte loads, rows
+// XOR-swizzled by 16-byte unit) and reads the B operand with ldmatrix.x4 (one per pair of
+// steps), as the mixed GEMMs do; the correction tables, computed once, read 32-bit pairs
+// from global memory. (32-bit loads per item instead: at m = 8 each touches 8 rows, and the
+// L1 wavefronts doubled the Suite-1 time; docs/kernels/gemv.md.) Scales: (groups, n) in the activation dtype, rows in pair order (16 strip + 2 r + h
+// = row r + 8 h), so a group's 32-bit entries (g, g+8) of a strip are 32 contiguous bytes,
+// copied like the gemv layout's; integer zero points: u8 in the same order, 16 bytes per
+// group and strip. Groups past k (partial last item) are zero-filled.
+template <int kBits, int kAct, int kSlots, int kLayout, bool kStageX>
 __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(const __grid_constant__ GemvParams p) {
 #if LOWBIT_HAS_SM80
   static_assert(layout_bits_supported(kBits), "gemv layout widths: 1, 2, 3, 4, 5, 6, 8");
   static_assert(kAct != kActI8 || int8_layout_bits_supported(kBits),
                 "int8 activations take 4- and 8-bit weights");
+  constexpr bool kTiled = kLayout == kLayoutTiled;
+  static_assert(!kTiled || ((kBits == 4 || kBits == 8) && kAct != kActI8),
+                "the tiled layout holds 4- and 8-bit weights for f16 / bf16 activations");
+  static_assert(kTiled || !kStageX, "only the tiled layout stages the activations");
   static_assert(kSlots == 1 || kSlots == 2 || kSlots == 4 || kSlots == 8, "slots: 1, 2, 4, 8");
   constexpr bool kInt8 = kAct == kActI8;
   constexpr int kPPG = kPairs / kSlots;  // pairs per group inside a chunk
@@ -155,16 +229,40 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
     const int chunk = warp + it_j * KS;
     const int64_t item = static_cast<int64_t>(it_tile) * C + chunk;
     const uint32_t dst = ring_s + static_cast<uint32_t>(s * p.slot_bytes);
-    const unsigned char* wsrc = static_cast<const unsigned char*>(p.w) + item * kItemBytes + lane * 16;
+    if constexpr (kTiled) {
+      const unsigned char* wsrc = static_cast<const unsigned char*>(p.w) +
+                                  static_cast<int64_t>(it_tile) * (2 * kBits) * p.k + chunk * kItemBytes + lane * 16;
+      const int inside = (p.k - chunk * kChunkK) / (kChunkK / kBits);  // tiled chunks inside k
 #pragma unroll
-    for (int s2 = 0; s2 < kBits; ++s2) ptx::cp_async_16(dst + s2 * kSliceBytes + lane * 16, wsrc + s2 * kSliceBytes);
-    // Grouped entries of item (tile, chunk) are contiguous at item * slots * 8; per-channel
-    // entries belong to the tile.
-    const int64_t e0 = kSlots == 1 ? static_cast<int64_t>(it_tile) * kEntriesPerSlot : item * kScaleEntries;
-    if (lane < 2 * kSlots) {
-      ptx::cp_async_16(dst + kItemBytes + lane * 16, p.scales + e0 + lane * 4);
-    } else if (zeros && lane >= 16 && lane < 16 + 2 * kSlots) {
-      ptx::cp_async_16(dst + kItemBytes + kScaleBytes + (lane - 16) * 16, p.zeros + e0 + (lane - 16) * 4);
+      for (int s2 = 0; s2 < kBits; ++s2)
+        if (s2 < inside) ptx::cp_async_16(dst + s2 * kSliceBytes + lane * 16, wsrc + s2 * kSliceBytes);
+      // Lane 2 slot + h: bytes 16 h .. 16 h + 15 of the slot's group row of this strip;
+      // lanes 16 + slot: the group's 16 zero bytes. Groups past k: zero-filled.
+      const int groups = kSlots == 1 ? 1 : (p.k * kSlots) / kChunkK;
+      if (lane < 2 * kSlots) {
+        const int grp = kSlots == 1 ? 0 : chunk * kSlots + (lane >> 1);
+        const unsigned char* src = reinterpret_cast<const unsigned char*>(p.scales) +
+                                   (static_cast<int64_t>(min(grp, groups - 1)) * p.n + kTileRows * it_tile) * 2 +
+                                   16 * (lane & 1);
+        ptx::cp_async_16_zfill(dst + kItemBytes + lane * 16, src, grp < groups ? 16u : 0u);
+      } else if (zeros && lane >= 16 && lane < 16 + kSlots) {
+        const int grp = kSlots == 1 ? 0 : chunk * kSlots + (lane - 16);
+        const unsigned char* src = reinterpret_cast<const unsigned char*>(p.zeros) +
+                                   static_cast<int64_t>(min(grp, groups - 1)) * p.n + kTileRows * it_tile;
+        ptx::cp_async_16_zfill(dst + kItemBytes + kScaleBytes + (lane - 16) * 16, src, grp < groups ? 16u : 0u);
+      }
+    } else {
+      const unsigned char* wsrc = static_cast<const unsigned char*>(p.w) + item * kItemBytes + lane * 16;
+#pragma unroll
+      for (int s2 = 0; s2 < kBits; ++s2) ptx::cp_async_16(dst + s2 * kSliceBytes + lane * 16, wsrc + s2 * kSliceBytes);
+      // Grouped entries of item (tile, chunk) are contiguous at item * slots * 8; per-channel
+      // entries belong to the tile.
+      const int64_t e0 = kSlots == 1 ? static_cast<int64_t>(it_tile) * kEntriesPerSlot : item * kScaleEntries;
+      if (lane < 2 * kSlots) {
+        ptx::cp_async_16(dst + kItemBytes + lane * 16, p.scales + e0 + lane * 4);
+      } else if (zeros && lane >= 16 && lane < 16 + 2 * kSlots) {
+        ptx::cp_async_16(dst + kItemBytes + kScaleBytes + (lane - 16) * 16, p.zeros + e0 + (lane - 16) * 4);
+      }
     }
     if (++it_j == S) {
       it_j = 0;
@@ -202,7 +300,31 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
       b[0] = v.x, b[1] = v.y, b[2] = v.z, b[3] = v.w;
     }
   };
+  // Tiled layout: step st = 2 pair + h of the pair needs columns 16 st + 2 t + {0, 1} (b0)
+  // and + {8, 9} (b1): two 32-bit loads per step.
+  auto load_pair_tiled = [&](uint32_t (&b)[4], const unsigned char* src) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      b[2 * h] = ptx::ld_nc_u32(reinterpret_cast<const uint32_t*>(src + 32 * h));
+      b[2 * h + 1] = ptx::ld_nc_u32(reinterpret_cast<const uint32_t*>(src + 32 * h + 16));
+    }
+  };
   auto load_b = [&](uint32_t (&b)[kPairs][4], int chunk) {
+    if constexpr (kTiled) {
+      const unsigned char* src = x_row + static_cast<int64_t>(chunk * kChunkK + 2 * t) * kElemBytes;
+      const int inside = (p.k - chunk * kChunkK) >> 5;  // pairs of the chunk inside k
+      if (inside >= kPairs) {
+#pragma unroll
+        for (int pair = 0; pair < kPairs; ++pair) load_pair_tiled(b[pair], src + 64 * pair);
+      } else {
+#pragma unroll
+        for (int pair = 0; pair < kPairs; ++pair) {
+          b[pair][0] = b[pair][1] = b[pair][2] = b[pair][3] = 0;
+          if (pair < inside) load_pair_tiled(b[pair], src + 64 * pair);
+        }
+      }
+      return;
+    }
     const unsigned char* src = x_row + static_cast<int64_t>(chunk * kChunkK + 8 * t) * kElemBytes;
     const int inside = (p.k - chunk * kChunkK) >> 5;  // pairs of the chunk inside k
     if (inside >= kPairs) {
@@ -214,6 +336,40 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
         b[pair][0] = b[pair][1] = b[pair][2] = b[pair][3] = 0;
         if (pair < inside) load_pair(b[pair], src + 32 * pair * kElemBytes);
       }
+    }
+  };
+
+  // Tiled layout: the warp's activation buffer (m rows x 512 bytes; 16-byte unit u of row r
+  // at unit u ^ (r & 7), so the 8 rows of one ldmatrix matrix hit 8 different bank groups).
+  // stage_x: lane L copies unit L (columns 8 L .. 8 L + 7 of the chunk) of every row, zeros
+  // past k. read_b: ldmatrix.x4 per pair; lanes 8 q .. 8 q + 7 address matrix q = (step
+  // 2 pair + q / 2, half q % 2), rows 0..7 clamped to m - 1 (finite, never stored), so
+  // register q is B register (q & 1) of step 2 pair + (q >> 1): b[pair][q] as load_b gives.
+  const uint32_t xbuf_s = ptx::cvta_shared(smem + p.xbuf_offset) + static_cast<uint32_t>(warp * M * kSliceBytes);
+  auto stage_x = [&](int chunk) {
+    const int col = chunk * kChunkK + 8 * lane;
+    const bool in = col < p.k;
+    const unsigned char* src = static_cast<const unsigned char*>(p.x) + static_cast<int64_t>(col) * kElemBytes;
+    uint4 v[8];
+#pragma unroll
+    for (int r = 0; r < 8; ++r)
+      if (r < M) v[r] = in ? ptx::ld_nc_v4(reinterpret_cast<const uint4*>(src + static_cast<int64_t>(r) * p.k * kElemBytes))
+                           : make_uint4(0u, 0u, 0u, 0u);
+#pragma unroll
+    for (int r = 0; r < 8; ++r)
+      if (r < M) ptx::st_shared_v4(xbuf_s + r * kSliceBytes + 16 * (lane ^ (r & 7)), v[r]);
+  };
+  const int xr = min(lane & 7, M - 1);                           // this lane's ldmatrix row
+  const uint32_t xq = static_cast<uint32_t>((lane >> 3) ^ (xr & 7));  // its matrix q, swizzled
+  const uint32_t x_even = xbuf_s + xr * kSliceBytes + 16 * xq;         // pairs 0, 2, 4, 6
+  const uint32_t x_odd = xbuf_s + xr * kSliceBytes + 16 * (xq ^ 4u);   // pairs 1, 3, 5, 7
+  auto read_b = [&](uint32_t (&b)[kPairs][4], int first, int count) {  // pairs [first, first + count)
+    // Unit of (pair, q) = 4 pair + q; XOR with r & 7 < 8 touches its low 3 bits only:
+    // 128 (pair >> 1) + 16 ((4 (pair & 1) + q) ^ r7).
+#pragma unroll
+    for (int i = 0; i < count; ++i) {
+      const int pair = first + i;
+      ptx::ldmatrix_x4(b[pair], ((pair & 1) ? x_odd : x_even) + 128 * (pair >> 1));
     }
   };
 
@@ -243,7 +399,7 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
         for (int h = 0; h < 2; ++h) {
           const uint32_t bb[2] = {b[gi * kPPG + pp][2 * h], b[gi * kPPG + pp][2 * h + 1]};
           uint32_t ac[4];
-          detail::correction_a<kBits, kAct>(gi * kPPG + pp, h, ac);
+          detail::correction_a<kBits, kAct, kLayout>(gi * kPPG + pp, h, ac);
           ptx::mma_m16n8k16<T>(cg, ac, bb);
           if (zeros) ptx::mma_m16n8k16<T>(cx, ones, bb);
         }
@@ -285,6 +441,13 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
   //    group's steps alternate between two accumulators (h = 0, 1): two independent chains.
   auto compute = [&](int s, int chunk, int j) {
     const unsigned char* slot = ring + s * p.slot_bytes;
+    // Tiled: small m reads the B pairs straight from global memory (32-bit loads, all issued
+    // before the first mma: 1..2 rows per instruction), larger m (kStageX) through the staged
+    // buffer (ldmatrix, pair by pair: the latency of each is a shared-memory one).
+    if constexpr (kStageX) {
+      stage_x(chunk);  // before the weights are live (its 8 x 16 bytes of registers)
+      __syncwarp();
+    }
     uint32_t w[4 * kBits];
 #pragma unroll
     for (int s2 = 0; s2 < kBits; ++s2) {
@@ -295,22 +458,27 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
       w[4 * s2 + 3] = v.w;
     }
     uint32_t b[kPairs][4];
-    load_b(b, chunk);
+    if constexpr (!kStageX) load_b(b, chunk);
     const uint32_t* sent = reinterpret_cast<const uint32_t*>(slot + kItemBytes);  // [slot][g]
     const uint32_t* zent = sent + kScaleEntries;
 #pragma unroll
     for (int gi = 0; gi < kSlots; ++gi) {
-      float4 vg, vx;
+      // Tiled: the B operands come pair by pair from the warp's activation buffer (below),
+      // and per-item corrections join the chains there (fewer live registers: with the
+      // whole chunk's B live, 8-bit per-channel weights spilled).
+      float4 vg = make_float4(0.f, 0.f, 0.f, 0.f), vx = vg;
       if (table) {
         const int e = (j * kSlots + gi) * 4 + t;
         vg = corr[e];
         vx = corr[cx_base + e];
-      } else {
+      } else if constexpr (!kTiled) {
         group_corr(b, gi, vg, vx);
       }
       const uint32_t se = sent[gi * kEntriesPerSlot + g];
       const float slo = detail::half_to_f32(se & 0xFFFFu, sbf16);
-      const float shi = detail::half_to_f32(se >> 16, sbf16);
+      // Tiled f16 4-bit: rows g+8 summed c + 16 q (tiled_hi_factor), so their scale is s / 16.
+      constexpr float kHiFactor = kTiled ? detail::tiled_hi_factor<kBits, kAct>() : 1.0f;
+      const float shi = detail::half_to_f32(se >> 16, sbf16) * (1.0f / kHiFactor);
 
       if constexpr (kInt8) {
         const int32_t cx[4] = {__float_as_int(vx.x), __float_as_int(vx.y), __float_as_int(vx.z), __float_as_int(vx.w)};
@@ -338,22 +506,52 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
         // The first chain starts from the correction: it ends at
         // sum (c + q) x - sum (c + z_sym) x = sum (q - z_sym) x.
         float cd[2][4] = {{vg.x, vg.y, vg.z, vg.w}, {0.f, 0.f, 0.f, 0.f}};
+        float cxi[4] = {0.f, 0.f, 0.f, 0.f};  // tiled, per-item corrections: sum x
 #pragma unroll
         for (int pp = 0; pp < kPPG; ++pp) {
+          if constexpr (kStageX) read_b(b, gi * kPPG + pp, 1);
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             const uint32_t bb[2] = {b[gi * kPPG + pp][2 * h], b[gi * kPPG + pp][2 * h + 1]};
-            const int r0 = 8 * (gi * kPPG + pp) + 4 * h;
-            const uint32_t a[4] = {raw_reg<kBits, kBf16>(w, r0 + 0), raw_reg<kBits, kBf16>(w, r0 + 1),
-                                   raw_reg<kBits, kBf16>(w, r0 + 2), raw_reg<kBits, kBf16>(w, r0 + 3)};
+            uint32_t a[4];
+            if constexpr (kTiled) {
+              detail::tiled_step<kBits, kAct>(w, 2 * (gi * kPPG + pp) + h, a);
+            } else {
+              const int r0 = 8 * (gi * kPPG + pp) + 4 * h;
+              a[0] = raw_reg<kBits, kBf16>(w, r0 + 0);
+              a[1] = raw_reg<kBits, kBf16>(w, r0 + 1);
+              a[2] = raw_reg<kBits, kBf16>(w, r0 + 2);
+              a[3] = raw_reg<kBits, kBf16>(w, r0 + 3);
+            }
             ptx::mma_m16n8k16<T>(cd[h], a, bb);
+            if constexpr (kTiled) {
+              if (!table) {  // the correction products in the same chain (group_corr's terms)
+                uint32_t ac[4];
+                detail::correction_a<kBits, kAct, kLayout>(gi * kPPG + pp, h, ac);
+                ptx::mma_m16n8k16<T>(cd[h], ac, bb);
+                if (zeros) {
+                  const uint32_t one2 = kBf16 ? 0x3F803F80u : 0x3C003C00u;
+                  const uint32_t ones[4] = {one2, one2, one2, one2};
+                  ptx::mma_m16n8k16<T>(cxi, ones, bb);
+                }
+              }
+            }
           }
         }
+        if constexpr (kTiled)
+          if (!table) vx = make_float4(cxi[0], cxi[1], cxi[2], cxi[3]);
         float ct[4] = {cd[0][0] + cd[1][0], cd[0][1] + cd[1][1], cd[0][2] + cd[1][2], cd[0][3] + cd[1][3]};
         if (zeros) {
-          const uint32_t ze = zent[gi * kEntriesPerSlot + g];
-          const float dlo = kZeroSym - detail::half_to_f32(ze & 0xFFFFu, sbf16);
-          const float dhi = kZeroSym - detail::half_to_f32(ze >> 16, sbf16);
+          float dlo, dhi;
+          if constexpr (kTiled) {  // u8 zero points of rows g, g+8 (16 bytes per group)
+            const uint32_t zz = reinterpret_cast<const uint16_t*>(zent)[gi * kEntriesPerSlot + g];
+            dlo = kZeroSym - static_cast<float>(zz & 0xFFu);
+            dhi = (kZeroSym - static_cast<float>(zz >> 8)) * kHiFactor;
+          } else {
+            const uint32_t ze = zent[gi * kEntriesPerSlot + g];
+            dlo = kZeroSym - detail::half_to_f32(ze & 0xFFFFu, sbf16);
+            dhi = kZeroSym - detail::half_to_f32(ze >> 16, sbf16);
+          }
           ct[0] += dlo * vx.x;
           ct[1] += dlo * vx.y;
           ct[2] += dhi * vx.z;

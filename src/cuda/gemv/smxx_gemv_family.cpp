@@ -14,6 +14,7 @@
 #include "cuda/common/check.hpp"
 #include "cuda/gemv/smxx_gemv_kernels.hpp"
 #include "cuda/gemv/smxx_gemv_layout.hpp"
+#include "lowbit/pack.hpp"
 #include "lowbit/pack_gemv.hpp"
 
 namespace lowbit::cuda {
@@ -28,9 +29,21 @@ int act_kind(DType a) { return a == DType::kBF16 ? gemv::kActBf16 : a == DType::
 
 int out_kind(DType o) { return o == DType::kBF16 ? gemv::kOutBf16 : o == DType::kF32 ? gemv::kOutF32 : gemv::kOutF16; }
 
+// The packed layout this family reads for `d`: the mixed GEMMs' tiled layout whenever it
+// holds the format and shape with f16 / bf16 activations (so that weights packed once serve
+// the GEMV at decode m and a mixed GEMM above it: the layout never depends on m), else the
+// gemv layout (1-3, 5, 6-bit, float zero points, int8 activations, shapes the tiled layout
+// does not take).
+bool reads_tiled(const GemmDesc& d) {
+  return d.w.kind == WeightKind::kInt && (d.a.dtype == DType::kF16 || d.a.dtype == DType::kBF16) &&
+         tiled_layout_supports(d.w.int_format, d.n, d.k).ok();
+}
+
 int kernel_row(const GemmDesc& d) {
   const IntWeightFormat& f = d.w.int_format;
-  return gemv::find_gemv_kernel(f.bits, act_kind(d.a.dtype), gemv::scale_slots(f.group_size));
+  const int layout = reads_tiled(d) ? gemv::kLayoutTiled : gemv::kLayoutGemv;
+  return gemv::find_gemv_kernel(f.bits, act_kind(d.a.dtype), gemv::scale_slots(f.group_size), layout,
+                                gemv::gemv_stages_x(layout, static_cast<int>(d.m)) ? 1 : 0);
 }
 
 // Raises the kernel's dynamic shared-memory limit to what the device allows (once per
@@ -54,6 +67,7 @@ int prepare_kernel(const void* fn, int device, int warps, std::size_t smem) {
 gemv::GemvShape shape_of(const GemmDesc& d) {
   gemv::GemvShape s;
   s.bits = d.w.int_format.bits;
+  s.layout = reads_tiled(d) ? gemv::kLayoutTiled : gemv::kLayoutGemv;
   s.act = act_kind(d.a.dtype);
   s.slots = gemv::scale_slots(d.w.int_format.group_size);
   s.zeros = d.w.int_format.zero != ZeroPoint::kSymmetric;
@@ -66,23 +80,28 @@ gemv::GemvShape shape_of(const GemmDesc& d) {
 class SmxxGemvImpl final : public detail::GemmImpl {
  public:
   SmxxGemvImpl(const GemmDesc& desc, const GpuSpec& gpu)
-      : desc_(desc), device_(gpu.device), row_(kernel_row(desc)), pdl_(smxx_gemv_uses_pdl(gpu)) {
+      : desc_(desc), device_(gpu.device), row_(kernel_row(desc)), tiled_(reads_tiled(desc)),
+        pdl_(smxx_gemv_uses_pdl(gpu)) {
     fn_ = gemv::gemv_kernel(row_);
     if (fn_ == nullptr) throw Error(std::string(kWho) + "kernel row " + std::to_string(row_) + " not instantiated");
     launch_ = smxx_gemv_launch_for(desc, gpu);
-    const IntWeightFormat& f = desc_.w.int_format;
-    geo_ = gemv_layout_geometry(f, desc_.n, desc_.k);
+    // Items: (16-row tile, 256-column chunk) in both layouts.
+    tiles_ = (desc_.n + gemv::kTileRows - 1) / gemv::kTileRows;
+    chunks_ = (desc_.k + gemv::kChunkK - 1) / gemv::kChunkK;
   }
 
   std::string name() const override {
     const IntWeightFormat& f = desc_.w.int_format;
     return std::string(kSmxxGemvName) + "_" + dtype_name(desc_.a.dtype) + "_w" + std::to_string(f.bits) + "_s" +
            std::to_string(gemv::scale_slots(f.group_size)) + "_w" + std::to_string(launch_.warps) + "d" +
-           std::to_string(launch_.depth) + "g" + std::to_string(launch_.grid) + (launch_.corr_table ? "" : "_ci");
+           std::to_string(launch_.depth) + "g" + std::to_string(launch_.grid) + (launch_.corr_table ? "" : "_ci") +
+           (tiled_ ? "_tiled" : "");
   }
-  std::string weight_layout() const override { return gemv_layout_name(desc_.w.int_format.bits); }
+  std::string weight_layout() const override {
+    return tiled_ ? tiled_layout_name(desc_.w.int_format.bits) : gemv_layout_name(desc_.w.int_format.bits);
+  }
   std::size_t workspace_size() const override { return 0; }
-  PackedWeight pack(const IntWeight& w) const override { return pack_gemv(w); }
+  PackedWeight pack(const IntWeight& w) const override { return tiled_ ? pack_tiled(w) : pack_gemv(w); }
 
   Status run(const GemmArgs& args, void* workspace, Stream stream) const override {
     (void)workspace;
@@ -106,8 +125,8 @@ class SmxxGemvImpl final : public detail::GemmImpl {
     p.m = static_cast<int>(desc_.m);
     p.n = static_cast<int>(desc_.n);
     p.k = static_cast<int>(desc_.k);
-    p.tiles = static_cast<int>(geo_.tiles);
-    p.chunks = static_cast<int>(geo_.chunks);
+    p.tiles = static_cast<int>(tiles_);
+    p.chunks = static_cast<int>(chunks_);
     p.warps = launch_.warps;
     p.slot_bytes = launch_.slot_bytes;
     p.scale_bf16 = f.scale_dtype == DType::kBF16 ? 1 : 0;
@@ -118,6 +137,7 @@ class SmxxGemvImpl final : public detail::GemmImpl {
     p.corr_offset = launch_.corr_offset;
     p.corr_stride = launch_.corr_stride;
     p.part_offset = launch_.part_offset;
+    p.xbuf_offset = launch_.xbuf_offset;
 
     int current = 0;
     LOWBIT_CUDA_TRY(cudaGetDevice(&current));
@@ -145,10 +165,12 @@ class SmxxGemvImpl final : public detail::GemmImpl {
   GemmDesc desc_;
   int device_;
   int row_;
+  bool tiled_;
   bool pdl_;
   const void* fn_ = nullptr;
   gemv::GemvLaunch launch_;
-  GemvLayoutGeometry geo_;
+  int64_t tiles_ = 0;
+  int64_t chunks_ = 0;
 };
 
 }  // namespace
@@ -183,7 +205,13 @@ Status smxx_gemv_can_implement(const GemmDesc& d, const GpuSpec& gpu) {
   }
   if (d.out_dtype != DType::kF16 && d.out_dtype != DType::kBF16 && d.out_dtype != DType::kF32)
     return fail(std::string("output dtype must be f16, bf16 or f32, not ") + dtype_name(d.out_dtype));
-  if (Status s = gemv_layout_supports(f, d.n, d.k); !s.ok()) return s;
+  if (reads_tiled(d)) {
+    if (f.act_order)
+      return fail("act-order weights: this family does not read the tiled layout's column permutation "
+                  "(sm80_mixed_gemm takes them)");
+  } else if (Status s = gemv_layout_supports(f, d.n, d.k); !s.ok()) {
+    return s;
+  }
   if (d.n >= (int64_t{1} << 30) || d.k >= (int64_t{1} << 27))
     return fail("shape exceeds the kernel's 32-bit indexing (n < 2^30, k < 2^27)");
   if (kernel_row(d) < 0) return fail("no kernel instantiated for " + f.name() + " with " + dtype_name(d.a.dtype));

@@ -42,6 +42,12 @@ enum GemvAct : int {
   kActI8 = 2,  // int8 per-token symmetric, mma.m16n8k32 u8 x s8
 };
 
+// Packed layouts a kernel reads (template argument kLayout).
+enum GemvLayout : int {
+  kLayoutGemv = 0,   // gemv_w<bits>_v1 (smxx_gemv_layout.hpp)
+  kLayoutTiled = 1,  // tiled_w4_v1 / tiled_w8_v1 (dequant/smxx_tiled_layout.hpp), f16 / bf16 activations
+};
+
 // Output dtypes (runtime).
 enum GemvOut : int {
   kOutF16 = 0,
@@ -52,9 +58,9 @@ enum GemvOut : int {
 struct GemvParams {
   const void* x = nullptr;          // activations (m, k) row-major: f16 / bf16 / int8; 16-byte aligned
   const float* x_scales = nullptr;  // int8: (m) per-token scales; else null
-  const void* w = nullptr;          // packed weights, gemv layout (smxx_gemv_layout.hpp), 16-byte aligned
-  const uint32_t* scales = nullptr; // packed scale entries (low half row g, high half row g+8)
-  const uint32_t* zeros = nullptr;  // packed zero entries, same geometry; null when symmetric
+  const void* w = nullptr;          // packed weights (gemv or tiled layout), 16-byte aligned
+  const uint32_t* scales = nullptr; // packed scales; a 32-bit entry = rows g (low half), g+8 (high half)
+  const uint32_t* zeros = nullptr;  // packed zeros (gemv: scale dtype entries; tiled: u8); null when symmetric
   const void* bias = nullptr;       // (n) in the output dtype, or null
   void* y = nullptr;                // output (m, n) row-major, output dtype
 
@@ -73,6 +79,7 @@ struct GemvParams {
   int corr_offset = 0;       // bytes: the per-warp correction tables
   int corr_stride = 0;       // bytes of one warp's table (ceil(chunks / warps) x slots x 4 x 32)
   int part_offset = 0;       // bytes: partial sums, 2 x warps x m x 16 floats
+  int xbuf_offset = 0;       // bytes: tiled layout, the per-warp activation buffers (warps x m x 512)
 };
 
 }  // namespace lowbit::gemv

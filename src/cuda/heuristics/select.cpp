@@ -48,8 +48,9 @@ const std::vector<FamilyEntry>& kernel_family_table() {
       // tensor cores, every m: ahead of cuBLAS, which takes no integer weights anyway.
       {kSm80MixedGemmName, kSm80MixedGemmDescription, &sm80_mixed_gemm_runs_on,
        &sm80_mixed_gemm_can_implement, &sm80_mixed_gemm_make},
-      // Decode GEMV (m <= 8) for the integer formats the tiled layout does not hold: 1, 2, 3,
-      // 5, 6-bit weights, float zero points, int8 activations (docs/kernels/gemv.md).
+      // Decode GEMV (m <= 8; first for integer weights there, rule below): 1..6 and 8-bit
+      // weights in its own layout or the tiled one, any zero point, f16/bf16 or int8
+      // activations (docs/kernels/gemv.md).
       {kSmxxGemvName, kSmxxGemvDescription, &smxx_gemv_runs_on, &smxx_gemv_can_implement,
        &smxx_gemv_make},
       // e4m3 GEMM on Hopper for m > 16 (rule below), tensor/row and DeepSeek-V3 block
@@ -77,6 +78,10 @@ namespace {
 
 // The smallest m that sm90_mixed_gemm takes ahead of sm80_mixed_gemm (rule below).
 constexpr int64_t kSm90MixedMinM = 17;
+// The largest m that smxx_gemv takes ahead of the mixed GEMMs (rule below), and the
+// smallest from which it does so for long-k shapes (k >= 2 n).
+constexpr int64_t kGemvFirstMaxM = 8;
+constexpr int64_t kGemvLongKMinM = 5;
 
 std::string strip_prefix(const std::string& message) {
   static const std::string kPrefix = "lowbit: ";
@@ -99,12 +104,6 @@ std::vector<std::string> families_from_env() {
 // The families to try for `desc` on `gpu`, best first. Today: the table order, restricted to
 // GemmOptions::family when one is given, else by LOWBIT_CUDA_FAMILIES. Problem-dependent
 // preferences belong here, each with its reason and the measurement behind it.
-// --- Integer weights at m <= 8 (decode; docs/kernels/gemv.md, "Selection") -----------------
-// No rule yet: the table order already gives 4/8-bit symmetric / integer-zero weights with
-// f16/bf16 activations to sm80_mixed_gemm (the tiled layout's owner, every m) and every other
-// integer format at m <= 8 to smxx_gemv. The per-m choice between the mixed GEMM and a GEMV
-// reading the tiled layout lands here once that GEMV exists (measured on H200, w4 g128 Suite 1:
-// mixed GEMM 58-62 us at m = 1, 131-137 at m = 8; smxx_gemv on its own layout 62 / 77).
 std::vector<const FamilyEntry*> apply_selection_rules(const GemmDesc& desc, const GpuSpec& gpu,
                                                       const std::string& family,
                                                       std::vector<std::string>* skipped) {
@@ -134,6 +133,22 @@ std::vector<const FamilyEntry*> apply_selection_rules(const GemmDesc& desc, cons
     };
     auto sm89 = at(kSm89Fp8GemmName), sm90 = at(kSm90Fp8GemmName);
     if (sm89 != order.end() && sm90 != order.end() && sm90 < sm89) std::rotate(sm90, sm89, sm89 + 1);
+  }
+  // --- Integer weights at m <= 8 (decode): smxx_gemv first -------------------------------
+  // The GEMV reads the tiled layout in place, so 4/8-bit weights packed once run on it at
+  // decode m and on a mixed GEMM above (docs/kernels/gemv.md, "Reading the tiled layout").
+  // Measured on H200 (lowbit bench, Suite 1 per layer, each family pinned with
+  // LOWBIT_CUDA_FAMILIES), W4 g128 f16 at m = 1: GEMV qkv / o / gate_up / down 8.06 / 6.65 /
+  // 22.08 / 16.50 us against sm80_mixed_gemm 7.94 / 6.88 / 25.95 / 13.77; m = 8: 16.89 /
+  // 12.59 / 41.41 / 21.92 against 17.96 / 13.98 / 60.67 / 30.61; W8 per-channel m = 1: 8.99 /
+  // 7.80 / 30.45 / 20.57 against 13.81 / 8.08 / 39.46 / 17.52. The exception: long k over few
+  // rows (down, k >= 2n) at m <= 4, where the mixed GEMM's split-K streams faster
+  // (kGemvLongKMinM).
+  const bool long_k = desc.k >= 2 * desc.n;
+  if (desc.w.kind == WeightKind::kInt && desc.m <= kGemvFirstMaxM && !(long_k && desc.m < kGemvLongKMinM)) {
+    auto gemv = std::find_if(order.begin(), order.end(),
+                             [&](const FamilyEntry* f) { return std::string(f->name) == kSmxxGemvName; });
+    if (gemv != order.end()) std::rotate(order.begin(), gemv, gemv + 1);
   }
   // --- Integer weights at small m: sm80_mixed_gemm before sm90_mixed_gemm ----------------
   // kSm90MixedMinM: below it the mma.sync kernel's 8- and 16-token tiles stream the weights

@@ -39,19 +39,23 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   l.depth = ring_depth(s.bits);
   l.slot_bytes = ring_slot_bytes(s.bits, s.slots, s.zeros);
 
-  // Shared memory: [rings][correction tables][partial sums]; 16-byte multiples.
+  // Shared memory: [rings][correction tables][partial sums][activation buffers (tiled
+  // layout: m x 512 bytes per warp)]; 16-byte multiples.
   const std::size_t ring_bytes = static_cast<std::size_t>(warps) * l.depth * l.slot_bytes;
   const int64_t s_max = ceil_div(chunks, warps);
   const std::size_t stride = static_cast<std::size_t>(s_max) * s.slots * 4 * kCorrEntryBytes;
   const std::size_t part_bytes = static_cast<std::size_t>(2) * warps * s.m * kTileRows * sizeof(float);
+  const std::size_t x_bytes =
+      gemv_stages_x(s.layout, s.m) ? static_cast<std::size_t>(warps) * s.m * kSliceBytes : 0;
   // The tables when two blocks still fit an SM beside them (else corrections per item).
   const std::size_t half_sm = static_cast<std::size_t>(std::max(gpu.smem_per_sm, 96 * 1024)) / 2 - 1024;
-  l.corr_table = ring_bytes + warps * stride + part_bytes <= half_sm;
+  l.corr_table = ring_bytes + warps * stride + part_bytes + x_bytes <= half_sm;
   if (force_table >= 0) l.corr_table = force_table != 0;
   l.corr_stride = l.corr_table ? static_cast<int>(stride) : 0;
   l.corr_offset = static_cast<int>(ring_bytes);
   l.part_offset = static_cast<int>(ring_bytes + static_cast<std::size_t>(warps) * l.corr_stride);
-  l.smem_bytes = static_cast<std::size_t>(l.part_offset) + part_bytes;
+  l.xbuf_offset = static_cast<int>(static_cast<std::size_t>(l.part_offset) + part_bytes);
+  l.smem_bytes = static_cast<std::size_t>(l.xbuf_offset) + x_bytes;
   return l;
 }
 

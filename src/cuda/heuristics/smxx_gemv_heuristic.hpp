@@ -5,7 +5,9 @@
 //   * weight width: the bit layout and the decode (a different instruction sequence);
 //   * activation kind (f16 / bf16 / int8): the mma instruction and the magic numbers;
 //   * scale slots per 256-column chunk (group 32, 64, 128, per-channel): the length of the
-//     mma chain between two scale applications and which lane holds which scale entry.
+//     mma chain between two scale applications and which lane holds which scale entry;
+//   * the packed layout (the gemv layout or the mixed GEMMs' tiled layout): addressing,
+//     bit placement and the order of the activations in the B operand.
 // (The ring depth follows the width: ring_depth(), smxx_gemv_params.hpp.)
 // Run time: m (1..8, the mma's n), zero-point mode (symmetric / integer / float), scale
 // dtype (f16 / bf16), output dtype, bias, n, k, warps, correction table or per item, grid.
@@ -24,13 +26,23 @@ struct GemvKernelRow {
   int act;    // GemvAct
   int slots;  // 8: group 32, 4: group 64, 2: group 128, 1: per-channel
   const char* reason;
+  int layout = kLayoutGemv;  // GemvLayout: which packed layout the kernel reads
+  int stage_x = 0;           // tiled: activations through shared memory (m > kTiledDirectMaxM)
 };
+
+// Tiled layout: the largest m whose kernels read the activations straight from global memory
+// (32-bit pairs); above it they are staged in shared memory and read with ldmatrix. Measured
+// on H200 (docs/kernels/gemv.md, "Reading the tiled layout"): direct 53.3 / 58.4 us at m = 1 / 2
+// (w4 g128 f16 Suite 1) against staged 58.6 / 61.4; staged 92.8 at m = 8 against direct 126.2.
+inline constexpr int kTiledDirectMaxM = 2;
+constexpr bool gemv_stages_x(int layout, int m) { return layout == kLayoutTiled && m > kTiledDirectMaxM; }
 
 // The instantiated kernels, one row each. Each width x {f16, bf16} x 4 group classes is
 // claimed by the issue (every width, group and dtype must run); int8 activations only for
 // 4- and 8-bit weights (the issue's scope, and the only widths whose codes are whole
-// nibbles / bytes of the int8 mma operand). 64 kernels; smxx_gemv_w<bits>.cu instantiate
-// exactly these rows.
+// nibbles / bytes of the int8 mma operand); then 4- and 8-bit f16 / bf16 kernels reading
+// the tiled layout, each with the activations read directly (m <= kTiledDirectMaxM) or staged.
+// 96 kernels; smxx_gemv_w<bits>.cu instantiate exactly these rows.
 inline constexpr GemvKernelRow kGemvKernels[] = {
     // 1-bit: binary weights (extreme-compression research models).
     {1, kActF16, 8, "w1 g32 f16"},   {1, kActF16, 4, "w1 g64 f16"},
@@ -71,13 +83,38 @@ inline constexpr GemvKernelRow kGemvKernels[] = {
     {4, kActI8, 2, "w4a8 g128 (Suite 1 int8 row)"}, {4, kActI8, 1, "w4a8 per-channel"},
     {8, kActI8, 8, "w8a8 g32"}, {8, kActI8, 4, "w8a8 g64"},
     {8, kActI8, 2, "w8a8 g128"}, {8, kActI8, 1, "w8a8 per-channel (W8A8 weight-only layout)"},
+    // The tiled layout (the mixed GEMMs' tiled_w4_v1 / tiled_w8_v1) read in place, so that
+    // GPTQ / AWQ weights packed once run on this kernel at decode m and on a mixed GEMM
+    // above it (docs/kernels/gemv.md, "Reading the tiled layout"). f16 / bf16 activations.
+    {4, kActF16, 8, "tiled w4 g32 f16", kLayoutTiled},  {4, kActF16, 4, "tiled w4 g64 f16", kLayoutTiled},
+    {4, kActF16, 2, "tiled w4 g128 f16 (Suite 1, GPTQ/AWQ)", kLayoutTiled},
+    {4, kActF16, 1, "tiled w4 per-channel f16", kLayoutTiled},
+    {4, kActBf16, 8, "tiled w4 g32 bf16", kLayoutTiled}, {4, kActBf16, 4, "tiled w4 g64 bf16", kLayoutTiled},
+    {4, kActBf16, 2, "tiled w4 g128 bf16", kLayoutTiled}, {4, kActBf16, 1, "tiled w4 per-channel bf16", kLayoutTiled},
+    {8, kActF16, 8, "tiled w8 g32 f16", kLayoutTiled},  {8, kActF16, 4, "tiled w8 g64 f16", kLayoutTiled},
+    {8, kActF16, 2, "tiled w8 g128 f16", kLayoutTiled},
+    {8, kActF16, 1, "tiled w8 per-channel f16 (Suite 1 W8)", kLayoutTiled},
+    {8, kActBf16, 8, "tiled w8 g32 bf16", kLayoutTiled}, {8, kActBf16, 4, "tiled w8 g64 bf16", kLayoutTiled},
+    {8, kActBf16, 2, "tiled w8 g128 bf16", kLayoutTiled}, {8, kActBf16, 1, "tiled w8 per-channel bf16", kLayoutTiled},
+    // The same with the activations staged in shared memory (m > kTiledDirectMaxM).
+    {4, kActF16, 8, "tiled w4 g32 f16, staged x", kLayoutTiled, 1},  {4, kActF16, 4, "tiled w4 g64 f16, staged x", kLayoutTiled, 1},
+    {4, kActF16, 2, "tiled w4 g128 f16 (Suite 1, GPTQ/AWQ), staged x", kLayoutTiled, 1},
+    {4, kActF16, 1, "tiled w4 per-channel f16, staged x", kLayoutTiled, 1},
+    {4, kActBf16, 8, "tiled w4 g32 bf16, staged x", kLayoutTiled, 1}, {4, kActBf16, 4, "tiled w4 g64 bf16, staged x", kLayoutTiled, 1},
+    {4, kActBf16, 2, "tiled w4 g128 bf16, staged x", kLayoutTiled, 1}, {4, kActBf16, 1, "tiled w4 per-channel bf16, staged x", kLayoutTiled, 1},
+    {8, kActF16, 8, "tiled w8 g32 f16, staged x", kLayoutTiled, 1},  {8, kActF16, 4, "tiled w8 g64 f16, staged x", kLayoutTiled, 1},
+    {8, kActF16, 2, "tiled w8 g128 f16, staged x", kLayoutTiled, 1},
+    {8, kActF16, 1, "tiled w8 per-channel f16 (Suite 1 W8), staged x", kLayoutTiled, 1},
+    {8, kActBf16, 8, "tiled w8 g32 bf16, staged x", kLayoutTiled, 1}, {8, kActBf16, 4, "tiled w8 g64 bf16, staged x", kLayoutTiled, 1},
+    {8, kActBf16, 2, "tiled w8 g128 bf16, staged x", kLayoutTiled, 1}, {8, kActBf16, 1, "tiled w8 per-channel bf16, staged x", kLayoutTiled, 1},
 };
 inline constexpr int kGemvKernelCount = static_cast<int>(sizeof(kGemvKernels) / sizeof(kGemvKernels[0]));
 
-// Index of the row for (bits, act, slots), or -1.
-constexpr int find_gemv_kernel(int bits, int act, int slots) {
+// Index of the row for (bits, act, slots, layout, stage_x), or -1.
+constexpr int find_gemv_kernel(int bits, int act, int slots, int layout = kLayoutGemv, int stage_x = 0) {
   for (int i = 0; i < kGemvKernelCount; ++i)
-    if (kGemvKernels[i].bits == bits && kGemvKernels[i].act == act && kGemvKernels[i].slots == slots)
+    if (kGemvKernels[i].bits == bits && kGemvKernels[i].act == act && kGemvKernels[i].slots == slots &&
+        kGemvKernels[i].layout == layout && kGemvKernels[i].stage_x == stage_x)
       return i;
   return -1;
 }
@@ -85,6 +122,7 @@ constexpr int find_gemv_kernel(int bits, int act, int slots) {
 // The problem as the launch choice sees it.
 struct GemvShape {
   int bits = 4;
+  int layout = kLayoutGemv;
   int act = kActF16;
   int slots = 2;       // scale slots per chunk (256 / group, 1 per-channel)
   bool zeros = false;  // zero points stored
@@ -104,6 +142,7 @@ struct GemvLaunch {
   int corr_offset = 0;         // bytes: the per-warp correction tables
   int corr_stride = 0;         // bytes of one warp's table
   int part_offset = 0;         // bytes: partial sums
+  int xbuf_offset = 0;         // bytes: tiled layout, per-warp activation buffers
   std::size_t smem_bytes = 0;  // dynamic shared memory of the launch
 };
 
