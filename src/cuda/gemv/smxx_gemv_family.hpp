@@ -19,7 +19,7 @@ namespace lowbit::cuda {
 inline constexpr const char* kSmxxGemvName = "smxx_gemv";
 inline constexpr const char* kSmxxGemvDescription =
     "decode GEMV, m <= 8: 1-6/8-bit integer weights (any zero point, g32/64/128 or per-channel) "
-    "x f16/bf16 or int8 activations on mma.sync, one kernel per call";
+    "x f16/bf16 or int8 activations on mma.sync, one kernel per call; reads the tiled layout in place";
 
 Status smxx_gemv_runs_on(const GpuSpec& gpu);
 Status smxx_gemv_can_implement(const GemmDesc& desc, const GpuSpec& gpu);
