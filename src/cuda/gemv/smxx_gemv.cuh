@@ -310,31 +310,26 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
     }
   };
   auto load_b = [&](uint32_t (&b)[kPairs][4], int chunk) {
-    if constexpr (kTiled) {
-      const unsigned char* src = x_row + static_cast<int64_t>(chunk * kChunkK + 2 * t) * kElemBytes;
-      const int inside = (p.k - chunk * kChunkK) >> 5;  // pairs of the chunk inside k
-      if (inside >= kPairs) {
-#pragma unroll
-        for (int pair = 0; pair < kPairs; ++pair) load_pair_tiled(b[pair], src + 64 * pair);
+    // A lane's first column: 8 t (gemv layout: 8 consecutive columns per pair) or 2 t (tiled:
+    // the mma fragment's pairs); pairs are 32 columns apart in both.
+    const int lane_col = kTiled ? 2 * t : 8 * t;
+    const unsigned char* src = x_row + static_cast<int64_t>(chunk * kChunkK + lane_col) * kElemBytes;
+    auto one = [&](uint32_t (&bp)[4], int pair) {
+      if constexpr (kTiled) {
+        load_pair_tiled(bp, src + 32 * pair * kElemBytes);
       } else {
-#pragma unroll
-        for (int pair = 0; pair < kPairs; ++pair) {
-          b[pair][0] = b[pair][1] = b[pair][2] = b[pair][3] = 0;
-          if (pair < inside) load_pair_tiled(b[pair], src + 64 * pair);
-        }
+        load_pair(bp, src + 32 * pair * kElemBytes);
       }
-      return;
-    }
-    const unsigned char* src = x_row + static_cast<int64_t>(chunk * kChunkK + 8 * t) * kElemBytes;
+    };
     const int inside = (p.k - chunk * kChunkK) >> 5;  // pairs of the chunk inside k
     if (inside >= kPairs) {
 #pragma unroll
-      for (int pair = 0; pair < kPairs; ++pair) load_pair(b[pair], src + 32 * pair * kElemBytes);
+      for (int pair = 0; pair < kPairs; ++pair) one(b[pair], pair);
     } else {
 #pragma unroll
       for (int pair = 0; pair < kPairs; ++pair) {
         b[pair][0] = b[pair][1] = b[pair][2] = b[pair][3] = 0;
-        if (pair < inside) load_pair(b[pair], src + 32 * pair * kElemBytes);
+        if (pair < inside) one(b[pair], pair);
       }
     }
   };
