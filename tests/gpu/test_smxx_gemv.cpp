@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -215,8 +216,9 @@ TEST(smxx_gemv, edges_bias_f32_out) {
 // Launches the heuristic would not pick: 1..8 warps (the block's k-split; k = 1344 is 6
 // chunks, the last one partial, so warps own unequal chunk counts and 7 or 8 warps are cut
 // to 6), the correction table on and off (per-item corrections), two blocks per SM, and tiny
-// grids so that a block streams many tiles (the two partial-sum buffers alternate many
-// times). Also the sanitizer's racecheck target.
+// grids so that a block streams many tiles (n = 217: 14 tiles), with 1, 3, 4 (the default)
+// and 64 tiles per partial-sum phase, so that the two phase buffers alternate many times and
+// the last phase is partial (14 = 3 + 3 + 3 + 3 + 2). Also the sanitizer's racecheck target.
 class ScopedEnv {
  public:
   ScopedEnv(const char* name, const std::string& value) : name_(name) { setenv(name, value.c_str(), 1); }
@@ -246,6 +248,8 @@ TEST(smxx_gemv, forced_launches) {
     ScopedEnv launch("LOWBIT_GEMV_LAUNCH",
                      std::to_string(l.warps) + "," + std::to_string(l.bps) + "," + std::to_string(l.table));
     ScopedEnv grid("LOWBIT_GEMV_GRID", std::to_string(l.grid));
+    static const int kPhases[] = {1, 3, 4, 64};
+    ScopedEnv phase("LOWBIT_GEMV_PHASE", std::to_string(kPhases[(l.bits + l.warps) % 4]));
     Case c;
     c.bits = l.bits, c.group = 64, c.zero = ZeroPoint::kInteger, c.m = 5, c.n = 217, c.k = l.k, c.bias = true;
     c.act = l.act;
@@ -259,29 +263,35 @@ TEST(smxx_gemv, forced_launches) {
 // the other dtype every third case, f32 output and bias in some; k = 64 (one partial item),
 // k with a partial last item whose trailing groups lie past k (zero-filled scales), and
 // whole items.
+// Each case twice: the activations staged once per call (the default where they fit) and
+// with LOWBIT_GEMV_XONCE=0 (direct loads at m <= 2, per-item staging above).
 TEST(smxx_gemv, tiled_layout_every_format) {
   LOWBIT_REQUIRE_GPU();
-  int i = 0;
-  for (int bits : {4, 8})
-    for (ZeroPoint z : {ZeroPoint::kSymmetric, ZeroPoint::kInteger})
-      for (int gs : kGroups)
-        for (DType act : {DType::kF16, DType::kBF16}) {
-          Case c;
-          c.bits = bits, c.zero = z, c.group = gs, c.act = act;
-          c.out = i % 4 == 3 ? DType::kF32 : act;
-          c.scale_dtype = i % 3 == 0 ? (act == DType::kF16 ? DType::kBF16 : DType::kF16) : act;
-          c.m = 1 + (i * 5) % 8;
-          c.n = 16 * (1 + i % 7);
-          const int64_t ks[] = {64, 320, 768, 1344, 2048};
-          c.k = std::max<int64_t>(ks[i % 5], gs);
-          if (gs > 0 && c.k % gs != 0) c.k += gs - c.k % gs;
-          c.bias = i % 2 == 1;
-          ++i;
-          const GemmDesc d = desc_of(c);
-          const std::unique_ptr<detail::GemmImpl> impl = cuda::smxx_gemv_make(d, cuda::gpu_spec(0));
-          EXPECT_EQ(impl->weight_layout(), tiled_layout_name(bits)) << d.describe();
-          check_case(c);
-        }
+  for (int xonce : {1, 0}) {
+    std::unique_ptr<ScopedEnv> env;
+    if (xonce == 0) env = std::make_unique<ScopedEnv>("LOWBIT_GEMV_XONCE", "0");
+    int i = 0;
+    for (int bits : {4, 8})
+      for (ZeroPoint z : {ZeroPoint::kSymmetric, ZeroPoint::kInteger})
+        for (int gs : kGroups)
+          for (DType act : {DType::kF16, DType::kBF16}) {
+            Case c;
+            c.bits = bits, c.zero = z, c.group = gs, c.act = act;
+            c.out = i % 4 == 3 ? DType::kF32 : act;
+            c.scale_dtype = i % 3 == 0 ? (act == DType::kF16 ? DType::kBF16 : DType::kF16) : act;
+            c.m = 1 + (i * 5) % 8;
+            c.n = 16 * (1 + i % 7);
+            const int64_t ks[] = {64, 320, 768, 1344, 2048};
+            c.k = std::max<int64_t>(ks[i % 5], gs);
+            if (gs > 0 && c.k % gs != 0) c.k += gs - c.k % gs;
+            c.bias = i % 2 == 1;
+            ++i;
+            const GemmDesc d = desc_of(c);
+            const std::unique_ptr<detail::GemmImpl> impl = cuda::smxx_gemv_make(d, cuda::gpu_spec(0));
+            EXPECT_EQ(impl->weight_layout(), tiled_layout_name(bits)) << d.describe();
+            check_case(c);
+          }
+  }
   for (int64_t m = 1; m <= 8; ++m) {  // many tiles per block, Suite-1 like k
     Case c;
     c.bits = m % 2 ? 4 : 8, c.group = m % 3 == 0 ? 0 : 128, c.m = m, c.n = 2048, c.k = 4096;

@@ -17,11 +17,11 @@
 //     own table (no block barrier), then loops wait item -> compute -> refill the slot;
 //   * activations are read per item from global memory through L1 (ld.global.nc: every
 //     tile of the block reads the same x, so after the first tile they are L1 hits);
-//   * after a tile's S items each warp writes its fp32 partial (m x 16) to one of two
-//     shared buffers; one __syncthreads per tile; warp (tile % warps) sums the parts in
-//     warp order (fixed: deterministic), adds bias / x scale and stores. The buffer is
-//     written again two tiles later, after the next barrier, which the summing warp only
-//     reaches once it has summed.
+//   * after a tile's S items each warp writes its fp32 partial (m x 16) to the current
+//     phase buffer (P = phase_tiles tiles; two buffers); one __syncthreads per phase;
+//     warp (tile % warps) sums the parts in warp order (fixed: deterministic), adds bias /
+//     x scale and stores. A buffer is written again two phases later, after the next
+//     barrier, which the summing warps only reach once they have summed.
 //
 // Arithmetic (per group of 32 / 64 / 128 columns, or per chunk for per-channel weights):
 // the weights enter the mma as c_R + q (one lop3 per two codes, smxx_gemv_layout.hpp); each
@@ -65,6 +65,12 @@ namespace detail {
 
 template <int kAct>
 using ActT = std::conditional_t<kAct == kActBf16, __nv_bfloat16, __half>;
+
+// The item loop's zero-point mode (compute() in the kernel): known at compile time, or read
+// from the parameters.
+inline constexpr int kZerosNo = 0;
+inline constexpr int kZerosYes = 1;
+inline constexpr int kZerosRuntime = 2;
 
 LOWBIT_DEVICE float half_to_f32(uint32_t bits16, bool bf16) {
   return bf16 ? __uint_as_float(bits16 << 16) : __half2float(__ushort_as_half(static_cast<uint16_t>(bits16)));
@@ -340,8 +346,11 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
   // past k. read_b: ldmatrix.x4 per pair; lanes 8 q .. 8 q + 7 address matrix q = (step
   // 2 pair + q / 2, half q % 2), rows 0..7 clamped to m - 1 (finite, never stored), so
   // register q is B register (q & 1) of step 2 pair + (q >> 1): b[pair][q] as load_b gives.
-  const uint32_t xbuf_s = ptx::cvta_shared(smem + p.xbuf_offset) + static_cast<uint32_t>(warp * M * kSliceBytes);
-  auto stage_x = [&](int chunk) {
+  // With p.x_once the buffer holds the warp's S chunks (chunk j at j m 512 bytes), staged
+  // once after griddepcontrol.wait: every tile of the block reads the same activations.
+  const uint32_t xbuf_s = ptx::cvta_shared(smem + p.xbuf_offset) + static_cast<uint32_t>(warp * p.xbuf_stride);
+  const uint32_t x_chunk_bytes = static_cast<uint32_t>(M * kSliceBytes);
+  auto stage_x = [&](int chunk, uint32_t dst) {
     const int col = chunk * kChunkK + 8 * lane;
     const bool in = col < p.k;
     const unsigned char* src = static_cast<const unsigned char*>(p.x) + static_cast<int64_t>(col) * kElemBytes;
@@ -352,19 +361,20 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
                            : make_uint4(0u, 0u, 0u, 0u);
 #pragma unroll
     for (int r = 0; r < 8; ++r)
-      if (r < M) ptx::st_shared_v4(xbuf_s + r * kSliceBytes + 16 * (lane ^ (r & 7)), v[r]);
+      if (r < M) ptx::st_shared_v4(dst + r * kSliceBytes + 16 * (lane ^ (r & 7)), v[r]);
   };
   const int xr = min(lane & 7, M - 1);                           // this lane's ldmatrix row
   const uint32_t xq = static_cast<uint32_t>((lane >> 3) ^ (xr & 7));  // its matrix q, swizzled
   const uint32_t x_even = xbuf_s + xr * kSliceBytes + 16 * xq;         // pairs 0, 2, 4, 6
   const uint32_t x_odd = xbuf_s + xr * kSliceBytes + 16 * (xq ^ 4u);   // pairs 1, 3, 5, 7
-  auto read_b = [&](uint32_t (&b)[kPairs][4], int first, int count) {  // pairs [first, first + count)
+  // Pairs [first, first + count) of the chunk staged at byte offset `at` of the buffer.
+  auto read_b = [&](uint32_t (&b)[kPairs][4], int first, int count, uint32_t at) {
     // Unit of (pair, q) = 4 pair + q; XOR with r & 7 < 8 touches its low 3 bits only:
     // 128 (pair >> 1) + 16 ((4 (pair & 1) + q) ^ r7).
 #pragma unroll
     for (int i = 0; i < count; ++i) {
       const int pair = first + i;
-      ptx::ldmatrix_x4(b[pair], ((pair & 1) ? x_odd : x_even) + 128 * (pair >> 1));
+      ptx::ldmatrix_x4(b[pair], ((pair & 1) ? x_odd : x_even) + at + 128 * (pair >> 1));
     }
   };
 
@@ -404,6 +414,15 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
     }
   };
 
+  // 1b. p.x_once: the warp's S chunks of activations into its buffer, read by every item.
+  if constexpr (kStageX) {
+    if (p.x_once) {
+#pragma unroll 1
+      for (int j = 0; j < S; ++j) stage_x(warp + j * KS, xbuf_s + static_cast<uint32_t>(j) * x_chunk_bytes);
+      __syncwarp();
+    }
+  }
+
   // 2. The warp's correction table: entry (j, gi, t) of chunk warp + j KS, float4 cg at
   //    [e], float4 cx at [S_max * slots * 4 + e]. Lanes of row pair g = 0 write (the values
   //    do not depend on g); the warp reads its own table only (__syncwarp).
@@ -434,14 +453,29 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
 
   // 3. One item from ring slot s, chunk `chunk` (the warp's j-th): every group of it. Each
   //    group's steps alternate between two accumulators (h = 0, 1): two independent chains.
-  auto compute = [&](int s, int chunk, int j) {
+  //    kTableC / kZerosC (std::integral_constant): the run-time choices `table` and `zeros`
+  //    as compile-time constants, so that the item is straight-line code (the item loop is
+  //    instantiated per combination and chosen once per call; with run-time branches
+  //    between the groups the compiler did not interleave their mma chains: Suite-1 sums
+  //    7-9% faster, docs/kernels/gemv.md v7). kZerosC = kZerosRuntime keeps the run-time
+  //    test: the rare per-item-correction path (long k, group 32, zero points) is
+  //    instantiated once, not twice (code size).
+  auto compute = [&](int s, int chunk, int j, auto kTableC, auto kZerosC) {
+    constexpr bool kTable = decltype(kTableC)::value;
+    constexpr int kZ = decltype(kZerosC)::value;
+    const bool has_zeros = kZ == detail::kZerosRuntime ? zeros : kZ == detail::kZerosYes;
     const unsigned char* slot = ring + s * p.slot_bytes;
     // Tiled: small m reads the B pairs straight from global memory (32-bit loads, all issued
     // before the first mma: 1..2 rows per instruction), larger m (kStageX) through the staged
     // buffer (ldmatrix, pair by pair: the latency of each is a shared-memory one).
+    [[maybe_unused]] uint32_t x_at = 0;  // the chunk's place in the activation buffer
     if constexpr (kStageX) {
-      stage_x(chunk);  // before the weights are live (its 8 x 16 bytes of registers)
-      __syncwarp();
+      if (p.x_once) {
+        x_at = static_cast<uint32_t>(j) * x_chunk_bytes;
+      } else {
+        stage_x(chunk, xbuf_s);  // before the weights are live (its 8 x 16 bytes of registers)
+        __syncwarp();
+      }
     }
     uint32_t w[4 * kBits];
 #pragma unroll
@@ -462,7 +496,7 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
       // and per-item corrections join the chains there (fewer live registers: with the
       // whole chunk's B live, 8-bit per-channel weights spilled).
       float4 vg = make_float4(0.f, 0.f, 0.f, 0.f), vx = vg;
-      if (table) {
+      if constexpr (kTable) {
         const int e = (j * kSlots + gi) * 4 + t;
         vg = corr[e];
         vx = corr[cx_base + e];
@@ -486,7 +520,7 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
           ptx::mma_m16n8k32_u8s8(cq, a, bb);
         }
         int izl = static_cast<int>(kZeroSym), izh = izl;
-        if (zeros) {
+        if (has_zeros) {
           const uint32_t ze = zent[gi * kEntriesPerSlot + g];
           izl = __float2int_rn(detail::half_to_f32(ze & 0xFFFFu, sbf16));
           izh = __float2int_rn(detail::half_to_f32(ze >> 16, sbf16));
@@ -501,10 +535,10 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
         // The first chain starts from the correction: it ends at
         // sum (c + q) x - sum (c + z_sym) x = sum (q - z_sym) x.
         float cd[2][4] = {{vg.x, vg.y, vg.z, vg.w}, {0.f, 0.f, 0.f, 0.f}};
-        float cxi[4] = {0.f, 0.f, 0.f, 0.f};  // tiled, per-item corrections: sum x
+        [[maybe_unused]] float cxi[4] = {0.f, 0.f, 0.f, 0.f};  // tiled, per-item corrections: sum x
 #pragma unroll
         for (int pp = 0; pp < kPPG; ++pp) {
-          if constexpr (kStageX) read_b(b, gi * kPPG + pp, 1);
+          if constexpr (kStageX) read_b(b, gi * kPPG + pp, 1, x_at);
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             const uint32_t bb[2] = {b[gi * kPPG + pp][2 * h], b[gi * kPPG + pp][2 * h + 1]};
@@ -520,11 +554,11 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
             }
             ptx::mma_m16n8k16<T>(cd[h], a, bb);
             if constexpr (kTiled) {
-              if (!table) {  // the correction products in the same chain (group_corr's terms)
+              if constexpr (!kTable) {  // the correction products in the same chain (group_corr's terms)
                 uint32_t ac[4];
                 detail::correction_a<kBits, kAct, kLayout>(gi * kPPG + pp, h, ac);
                 ptx::mma_m16n8k16<T>(cd[h], ac, bb);
-                if (zeros) {
+                if (has_zeros) {
                   const uint32_t one2 = kBf16 ? 0x3F803F80u : 0x3C003C00u;
                   const uint32_t ones[4] = {one2, one2, one2, one2};
                   ptx::mma_m16n8k16<T>(cxi, ones, bb);
@@ -534,9 +568,9 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
           }
         }
         if constexpr (kTiled)
-          if (!table) vx = make_float4(cxi[0], cxi[1], cxi[2], cxi[3]);
+          if constexpr (!kTable) vx = make_float4(cxi[0], cxi[1], cxi[2], cxi[3]);
         float ct[4] = {cd[0][0] + cd[1][0], cd[0][1] + cd[1][1], cd[0][2] + cd[1][2], cd[0][3] + cd[1][3]};
-        if (zeros) {
+        if (has_zeros) {
           float dlo, dhi;
           if constexpr (kTiled) {  // u8 zero points of rows g, g+8 (16 bytes per group)
             const uint32_t zz = reinterpret_cast<const uint16_t*>(zent)[gi * kEntriesPerSlot + g];
@@ -560,10 +594,13 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
     }
   };
 
-  // 4. Partial sums of tile lt: buffer lt & 1, layout [warp][m][row].
+  // 4. Partial sums: two buffers (phases alternate) of P tiles, each [tile of the phase]
+  //    [warp][m][row]. Tile lt of the block sits at slot lt % P of buffer (lt / P) & 1.
   float* part = reinterpret_cast<float*>(smem + p.part_offset);
-  auto flush = [&](int lt) {
-    float* pw = part + (((lt & 1) * KS + warp) * M) * kTileRows;
+  const int P = p.phase_tiles;
+  auto part_tile = [&](int buf, int slot) { return part + static_cast<int64_t>(buf * P + slot) * KS * M * kTileRows; };
+  auto flush = [&](int buf, int slot) {
+    float* pw = part_tile(buf, slot) + warp * M * kTileRows;
     const int m0 = 2 * t;
     if (m0 < M) {
       pw[m0 * kTileRows + g] = acc[0];
@@ -575,9 +612,10 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
     }
     acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
   };
-  // Warp lt % KS sums tile lt in warp order, adds the bias, scales (int8) and stores.
-  auto reduce = [&](int lt) {
-    const float* pb = part + (lt & 1) * KS * M * kTileRows;
+  // Warp lt % KS sums tile lt (slot `slot` of buffer `buf`) in warp order, adds the bias,
+  // scales (int8) and stores.
+  auto reduce = [&](int lt, int buf, int slot) {
+    const float* pb = part_tile(buf, slot);
 #pragma unroll 1
     for (int o = lane; o < M * kTileRows; o += 32) {
       const int m = o / kTileRows, r = o - m * kTileRows;
@@ -598,23 +636,52 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
   //    i + 1 .. i + kDepth - 1 in flight. The __syncwarp after the wait makes the scale
   //    entries other lanes copied visible; the one before the refill orders every lane's
   //    reads of the slot before the new copies (write-after-read).
-  int s = 0, j = 0, lt = 0;
+  //    After each tile's S items the warp writes its partial sums; after P tiles (or the
+  //    block's last) the block meets at one barrier and warp lt % KS sums tile lt of that
+  //    phase. A phase buffer is written again two phases later, after the next barrier,
+  //    which a summing warp reaches only once it has summed.
+  auto item_loop = [&](auto kTableC, auto kZerosC) {
+    // lt: tiles done; slot / buf: lt's place in the phase buffers; first / red: the phase's
+    // first tile and the warp that sums it (first % KS), without divisions.
+    int s = 0, j = 0, lt = 0, slot = 0, buf = 0, first = 0, red = 0;
 #pragma unroll 1
-  for (int i = 0; i < L; ++i) {
-    ptx::cp_async_wait<kDepth - 1>();
-    __syncwarp();
-    compute(s, warp + j * KS, j);
-    __syncwarp();
-    if (i + kDepth < L) issue(s);  // item i + kDepth: the cursor's next
-    ptx::cp_async_commit();
-    s = s + 1 == kDepth ? 0 : s + 1;
-    if (++j == S) {
-      j = 0;
-      flush(lt);
-      __syncthreads();
-      if (lt % KS == warp) reduce(lt);
-      ++lt;
+    for (int i = 0; i < L; ++i) {
+      ptx::cp_async_wait<kDepth - 1>();
+      __syncwarp();
+      compute(s, warp + j * KS, j, kTableC, kZerosC);
+      __syncwarp();
+      if (i + kDepth < L) issue(s);  // item i + kDepth: the cursor's next
+      ptx::cp_async_commit();
+      s = s + 1 == kDepth ? 0 : s + 1;
+      if (++j == S) {
+        j = 0;
+        flush(buf, slot);
+        ++lt;
+        if (++slot == P || lt == nt) {
+          __syncthreads();
+#pragma unroll 1
+          for (int q = 0; q < slot; ++q) {
+            if (red == warp) reduce(first + q, buf, q);
+            red = red + 1 == KS ? 0 : red + 1;
+          }
+          first = lt;
+          slot = 0;
+          buf ^= 1;
+        }
+      }
     }
+  };
+  using Zeros = std::integral_constant<int, detail::kZerosYes>;
+  using NoZeros = std::integral_constant<int, detail::kZerosNo>;
+  using ZerosRuntime = std::integral_constant<int, detail::kZerosRuntime>;
+  if (table) {
+    if (zeros) {
+      item_loop(std::true_type{}, Zeros{});
+    } else {
+      item_loop(std::true_type{}, NoZeros{});
+    }
+  } else {
+    item_loop(std::false_type{}, ZerosRuntime{});
   }
   ptx::cp_async_wait<0>();
 #else

@@ -39,11 +39,15 @@ bool reads_tiled(const GemmDesc& d) {
          tiled_layout_supports(d.w.int_format, d.n, d.k).ok();
 }
 
-int kernel_row(const GemmDesc& d) {
+gemv::GemvShape shape_of(const GemmDesc& d);
+
+// The kernel row: the format, and for the tiled layout whether the launch stages the
+// activations in shared memory (per item or once: choose_gemv_launch()).
+int kernel_row(const GemmDesc& d, const GpuSpec& gpu) {
   const IntWeightFormat& f = d.w.int_format;
   const int layout = reads_tiled(d) ? gemv::kLayoutTiled : gemv::kLayoutGemv;
-  return gemv::find_gemv_kernel(f.bits, act_kind(d.a.dtype), gemv::scale_slots(f.group_size), layout,
-                                gemv::gemv_stages_x(layout, static_cast<int>(d.m)) ? 1 : 0);
+  const bool staged = layout == gemv::kLayoutTiled && gemv::choose_gemv_launch(shape_of(d), gpu).x_mode != gemv::kGemvXDirect;
+  return gemv::find_gemv_kernel(f.bits, act_kind(d.a.dtype), gemv::scale_slots(f.group_size), layout, staged ? 1 : 0);
 }
 
 // Raises the kernel's dynamic shared-memory limit to what the device allows (once per
@@ -80,7 +84,7 @@ gemv::GemvShape shape_of(const GemmDesc& d) {
 class SmxxGemvImpl final : public detail::GemmImpl {
  public:
   SmxxGemvImpl(const GemmDesc& desc, const GpuSpec& gpu)
-      : desc_(desc), device_(gpu.device), row_(kernel_row(desc)), tiled_(reads_tiled(desc)),
+      : desc_(desc), device_(gpu.device), row_(kernel_row(desc, gpu)), tiled_(reads_tiled(desc)),
         pdl_(smxx_gemv_uses_pdl(gpu)) {
     fn_ = gemv::gemv_kernel(row_);
     if (fn_ == nullptr) throw Error(std::string(kWho) + "kernel row " + std::to_string(row_) + " not instantiated");
@@ -137,6 +141,9 @@ class SmxxGemvImpl final : public detail::GemmImpl {
     p.corr_offset = launch_.corr_offset;
     p.corr_stride = launch_.corr_stride;
     p.part_offset = launch_.part_offset;
+    p.phase_tiles = launch_.phase_tiles;
+    p.xbuf_stride = launch_.xbuf_stride;
+    p.x_once = launch_.x_mode == gemv::kGemvXOnce ? 1 : 0;
     p.xbuf_offset = launch_.xbuf_offset;
 
     int current = 0;
@@ -214,7 +221,7 @@ Status smxx_gemv_can_implement(const GemmDesc& d, const GpuSpec& gpu) {
   }
   if (d.n >= (int64_t{1} << 30) || d.k >= (int64_t{1} << 27))
     return fail("shape exceeds the kernel's 32-bit indexing (n < 2^30, k < 2^27)");
-  if (kernel_row(d) < 0) return fail("no kernel instantiated for " + f.name() + " with " + dtype_name(d.a.dtype));
+  if (kernel_row(d, gpu) < 0) return fail("no kernel instantiated for " + f.name() + " with " + dtype_name(d.a.dtype));
   {
     const gemv::GemvLaunch l = gemv::choose_gemv_launch(shape_of(d), gpu);
     if (l.smem_bytes > static_cast<std::size_t>(gpu.smem_per_block_optin))
@@ -226,7 +233,7 @@ Status smxx_gemv_can_implement(const GemmDesc& d, const GpuSpec& gpu) {
 
 gemv::GemvLaunch smxx_gemv_launch_for(const GemmDesc& d, const GpuSpec& gpu) {
   gemv::GemvLaunch l = gemv::choose_gemv_launch(shape_of(d), gpu);
-  const void* fn = gemv::gemv_kernel(kernel_row(d));
+  const void* fn = gemv::gemv_kernel(kernel_row(d, gpu));
   if (fn == nullptr) throw Error(std::string(kWho) + "no kernel for " + d.describe());
   int current = 0;
   LOWBIT_CUDA_CHECK(cudaGetDevice(&current));

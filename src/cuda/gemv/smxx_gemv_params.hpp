@@ -78,8 +78,11 @@ struct GemvParams {
   int corr_table = 1;        // corrections kept in a per-warp shared-memory table (else per item)
   int corr_offset = 0;       // bytes: the per-warp correction tables
   int corr_stride = 0;       // bytes of one warp's table (ceil(chunks / warps) x slots x 4 x 32)
-  int part_offset = 0;       // bytes: partial sums, 2 x warps x m x 16 floats
-  int xbuf_offset = 0;       // bytes: tiled layout, the per-warp activation buffers (warps x m x 512)
+  int part_offset = 0;       // bytes: partial sums, 2 x phase_tiles x warps x m x 16 floats
+  int phase_tiles = 1;       // tiles between two block barriers (the partial sums of a phase)
+  int xbuf_offset = 0;       // bytes: tiled layout, the per-warp activation buffers
+  int xbuf_stride = 0;       // bytes of one warp's buffer: m x 512 (x_once: S_max x m x 512)
+  int x_once = 0;            // tiled, staged kernels: the warp's chunks staged once (else per item)
 };
 
 }  // namespace lowbit::gemv

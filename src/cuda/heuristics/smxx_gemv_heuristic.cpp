@@ -24,8 +24,14 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   // register file at 128 registers. Measured on H200 (docs/kernels/gemv.md, v6 notes):
   // one block of 8 warps per SM (room for the next call's block under PDL) was 13-25%
   // slower, one block of 16 warps 2-20% slower (w8 excepted: -1%).
-  int warps = static_cast<int>(std::min<int64_t>(8, chunks));
-  int bps = 2, force_table = -1;
+  // Tiled layout with the activations staged (m > kTiledDirectMaxM): one block of 16 warps
+  // per SM, so that the block's whole share of shared memory holds the activations staged
+  // once (v7, H200 Suite-1 sums with every layer on this family: w4 g128 m = 4 / 8 57.6 /
+  // 85.6 us against 62.1 / 88.7 with two blocks of 8, w8 per-channel 71.6 / 89.3 against
+  // 78.3 / 116.6; one block of 8 warps: 60.9 / 77.5 and 77.9 / 93.7).
+  const bool staged = gemv_stages_x(s.layout, s.m);
+  int warps = static_cast<int>(std::min<int64_t>(staged ? 16 : 8, chunks));
+  int bps = staged ? 1 : 2, force_table = -1;
   if (const char* env = std::getenv("LOWBIT_GEMV_LAUNCH")) {
     int w = -1, b = -1, c = -1;
     if (std::sscanf(env, "%d,%d,%d", &w, &b, &c) >= 1) {
@@ -44,14 +50,45 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   const std::size_t ring_bytes = static_cast<std::size_t>(warps) * l.depth * l.slot_bytes;
   const int64_t s_max = ceil_div(chunks, warps);
   const std::size_t stride = static_cast<std::size_t>(s_max) * s.slots * 4 * kCorrEntryBytes;
-  const std::size_t part_bytes = static_cast<std::size_t>(2) * warps * s.m * kTileRows * sizeof(float);
-  const std::size_t x_bytes =
+  // Partial sums: two buffers of one phase (phase_tiles tiles) each.
+  const std::size_t tile_part_bytes = static_cast<std::size_t>(warps) * s.m * kTileRows * sizeof(float);
+  std::size_t part_bytes = 2 * tile_part_bytes;
+  std::size_t x_bytes =
       gemv_stages_x(s.layout, s.m) ? static_cast<std::size_t>(warps) * s.m * kSliceBytes : 0;
-  // The tables when two blocks still fit an SM beside them (else corrections per item).
-  const std::size_t half_sm = static_cast<std::size_t>(std::max(gpu.smem_per_sm, 96 * 1024)) / 2 - 1024;
-  l.corr_table = ring_bytes + warps * stride + part_bytes + x_bytes <= half_sm;
+  // The tables when the launch's blocks per SM still fit beside them (else corrections per
+  // item): a block's share of the SM's shared memory.
+  const std::size_t block_smem = static_cast<std::size_t>(std::max(gpu.smem_per_sm, 96 * 1024)) / bps - 1024;
+  l.corr_table = ring_bytes + warps * stride + part_bytes + x_bytes <= block_smem;
   if (force_table >= 0) l.corr_table = force_table != 0;
   l.corr_stride = l.corr_table ? static_cast<int>(stride) : 0;
+  // Tiled layout: the warp's chunks of activations staged once per call when they fit beside
+  // the rest (two blocks per SM), at every m: the items then read B with ldmatrix alone
+  // (docs/kernels/gemv.md v7). Else direct loads (m <= kTiledDirectMaxM) or per-item staging.
+  // LOWBIT_GEMV_XONCE=0 turns it off (measurements).
+  l.x_mode = gemv_stages_x(s.layout, s.m) ? kGemvXPerItem : kGemvXDirect;
+  l.xbuf_stride = s.m * kSliceBytes;
+  if (s.layout == kLayoutTiled) {
+    const char* env = std::getenv("LOWBIT_GEMV_XONCE");
+    const std::size_t once = static_cast<std::size_t>(warps) * s_max * s.m * kSliceBytes;
+    if ((env == nullptr || std::atoi(env) != 0) &&
+        ring_bytes + static_cast<std::size_t>(warps) * l.corr_stride + 2 * tile_part_bytes + once <= block_smem) {
+      l.x_mode = kGemvXOnce;
+      l.xbuf_stride = static_cast<int>(s_max * s.m * kSliceBytes);
+      x_bytes = once;
+    }
+  }
+  // Tiles per phase: the block meets at one barrier per phase instead of one per tile, so its
+  // warps drift apart by up to a phase (docs/kernels/gemv.md v7). Up to kGemvPhaseTiles, as
+  // long as two blocks still fit an SM with the choice above (LOWBIT_GEMV_PHASE overrides).
+  int phase = kGemvPhaseTiles;
+  if (const char* env = std::getenv("LOWBIT_GEMV_PHASE")) {
+    const int v = std::atoi(env);
+    if (v >= 1 && v <= 64) phase = v;
+  }
+  const std::size_t fixed = ring_bytes + static_cast<std::size_t>(warps) * l.corr_stride + x_bytes;
+  while (phase > 1 && fixed + 2 * phase * tile_part_bytes > block_smem) --phase;
+  l.phase_tiles = phase;
+  part_bytes = 2 * static_cast<std::size_t>(phase) * tile_part_bytes;
   l.corr_offset = static_cast<int>(ring_bytes);
   l.part_offset = static_cast<int>(ring_bytes + static_cast<std::size_t>(warps) * l.corr_stride);
   l.xbuf_offset = static_cast<int>(static_cast<std::size_t>(l.part_offset) + part_bytes);

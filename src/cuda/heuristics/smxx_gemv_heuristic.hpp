@@ -131,6 +131,15 @@ struct GemvShape {
   int64_t k = 0;
 };
 
+// How a tiled-layout kernel reads the activations (B operand): straight from global memory
+// (32-bit pairs), staged in the warp's shared buffer per item, or the warp's chunks staged
+// once per call. The last two run the staged kernels (stage_x = 1).
+enum GemvXMode : int { kGemvXDirect = 0, kGemvXPerItem = 1, kGemvXOnce = 2 };
+
+// Tiles whose partial sums a block collects between two barriers (at most; fewer when
+// shared memory would not leave room for two blocks per SM).
+inline constexpr int kGemvPhaseTiles = 4;
+
 // A launch: everything of GemvParams that is not an operand, plus the grid.
 struct GemvLaunch {
   int warps = kMaxWarps;       // block = 32 * warps threads = the block's k-split (<= chunks)
@@ -142,7 +151,10 @@ struct GemvLaunch {
   int corr_offset = 0;         // bytes: the per-warp correction tables
   int corr_stride = 0;         // bytes of one warp's table
   int part_offset = 0;         // bytes: partial sums
+  int phase_tiles = 1;         // tiles whose partial sums meet at one block barrier
   int xbuf_offset = 0;         // bytes: tiled layout, per-warp activation buffers
+  int xbuf_stride = 0;         // bytes of one warp's activation buffer
+  int x_mode = 0;              // GemvXMode: how the tiled kernels read the activations
   std::size_t smem_bytes = 0;  // dynamic shared memory of the launch
 };
 
