@@ -2,6 +2,7 @@
 // Development tool (not built by CMake): build against a CUDA build of the library:
 //   nvcc -O2 -std=c++17 -arch=sm_90a -Iinclude -Ibuild-dev/include -Isrc tools/dev/gemv_probe.cu \
 //        build-dev/src/liblowbit.a -lcublasLt -lcublas -lpthread -o build-carry/probe/gemv_probe
+// (with -I. for tools/dev/graph_timing.cuh)
 // Usage: gemv_probe n k m format act [family] [eager]
 //   format: w4g128, w1g128, w8 ... (IntWeightFormat::parse); act: f16 | bf16;
 //   family: "" for the heuristics' choice, else a family name (GemmOptions::family).
@@ -19,15 +20,8 @@
 #include <vector>
 
 #include "lowbit/lowbit.hpp"
+#include "tools/dev/graph_timing.cuh"
 
-#define CK(x)                                                                                \
-  do {                                                                                       \
-    cudaError_t e_ = (x);                                                                    \
-    if (e_ != cudaSuccess) {                                                                 \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                          \
-    }                                                                                        \
-  } while (0)
 
 int main(int argc, char** argv) {
   if (argc < 6) {
@@ -120,28 +114,7 @@ int main(int argc, char** argv) {
   CK(cudaStreamSynchronize(st));
   int calls = copies;
   while (calls < 1500) calls += copies;
-  cudaGraph_t g;
-  cudaGraphExec_t ge;
-  CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
-  for (int i = 0; i < calls; ++i) call(i);
-  CK(cudaStreamEndCapture(st, &g));
-  CK(cudaGraphInstantiate(&ge, g, 0));
-  CK(cudaGraphLaunch(ge, st));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  std::vector<float> t;
-  for (int r = 0; r < 5; ++r) {
-    CK(cudaEventRecord(e0, st));
-    CK(cudaGraphLaunch(ge, st));
-    CK(cudaEventRecord(e1, st));
-    CK(cudaEventSynchronize(e1));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    t.push_back(ms);
-  }
-  std::sort(t.begin(), t.end());
-  const double us = t[2] * 1e3 / calls;
+  const double us = graph_us_per_call(st, calls, call);
   std::printf("%s n=%lld k=%lld m=%lld %s: %s [%s] %.2f us  %.0f GB/s (weights)\n", argv[4],
               (long long)n, (long long)k, (long long)m, argv[5], gemm.kernel_name().c_str(),
               gemm.weight_layout().c_str(), us, wb / (us * 1e-6) / 1e9);

@@ -2,7 +2,7 @@
 // takes per call under the bench's method (CUDA-graph replay of many calls, operands rotated
 // past 3x L2, median of 5). It answers "how close to the bandwidth floor can any GEMV get at
 // this size", i.e. the per-call cost that is not arithmetic. Development probe, not part of
-// the library or the bench; build: nvcc -O3 -arch=sm_90a -std=c++17 stream-floor.cu.
+// the library or the bench; build (repository root): nvcc -O3 -arch=sm_90a -std=c++17 -I. tools/dev/stream-floor.cu.
 //
 // Each block owns a contiguous, balanced range of 16-byte units, reads them with
 // ld.global.nc.L1::no_allocate, `kUnroll` loads in flight per thread, XORs them into a
@@ -16,14 +16,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(x)                                                                          \
-  do {                                                                                 \
-    cudaError_t e_ = (x);                                                              \
-    if (e_ != cudaSuccess) {                                                           \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                    \
-    }                                                                                  \
-  } while (0)
+#include "tools/dev/graph_timing.cuh"
 
 template <int kUnroll>
 __global__ void read_kernel(const uint4* __restrict__ src, size_t units, unsigned* out) {
@@ -119,7 +112,6 @@ int main() {
   }
 
   const int layers[4][2] = {{6144, 4096}, {4096, 4096}, {28672, 4096}, {4096, 14336}};
-  const char* names[4] = {"qkv", "o", "gate_up", "down"};
   const int widths[] = {1, 2, 4, 8};
   std::vector<Cfg> cfgs;
   for (int bps : {1, 2, 4})
@@ -143,31 +135,11 @@ int main() {
         if ((size_t)copies * bytes > pool_bytes) copies = pool_bytes / bytes;
         int calls = copies;
         while (calls < 2000) calls += copies;
-        cudaGraph_t g;
-        cudaGraphExec_t ge;
-        CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-        for (int i = 0; i < calls; ++i)
-          launch(c, sms, reinterpret_cast<const uint4*>(pool + (i % copies) * bytes), units,
-                 out, s);
-        CK(cudaStreamEndCapture(s, &g));
-        CK(cudaGraphInstantiate(&ge, g, 0));
-        CK(cudaGraphLaunch(ge, s));
-        std::vector<float> t;
-        for (int r = 0; r < 5; ++r) {
-          CK(cudaEventRecord(e0, s));
-          CK(cudaGraphLaunch(ge, s));
-          CK(cudaEventRecord(e1, s));
-          CK(cudaEventSynchronize(e1));
-          float ms;
-          CK(cudaEventElapsedTime(&ms, e0, e1));
-          t.push_back(ms);
-        }
-        std::sort(t.begin(), t.end());
-        lt[l] = t[2] * 1e3 / calls;
+        lt[l] = graph_us_per_call(s, calls, [&](int i) {
+          launch(c, sms, reinterpret_cast<const uint4*>(pool + (i % copies) * bytes), units, out, s);
+        });
         sum += lt[l];
         best_layer[l] = std::min(best_layer[l], lt[l]);
-        CK(cudaGraphExecDestroy(ge));
-        CK(cudaGraphDestroy(g));
       }
       std::printf("w%d bps=%d th=%4d un=%2d pdl=%d  %6.2f %6.2f %6.2f %6.2f  sum %6.2f\n", w,
                   c.blocks_per_sm, c.threads, c.unroll, c.pdl, lt[0], lt[1], lt[2], lt[3], sum);
@@ -186,6 +158,5 @@ int main() {
                 w, best_sum, best->blocks_per_sm, best->threads, best->unroll, best->pdl,
                 best_layer[0], best_layer[1], best_layer[2], best_layer[3], floor);
   }
-  (void)names;
   return 0;
 }
