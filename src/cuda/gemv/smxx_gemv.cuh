@@ -18,10 +18,10 @@
 //   * activations are read per item from global memory through L1 (ld.global.nc: every
 //     tile of the block reads the same x, so after the first tile they are L1 hits);
 //   * after a tile's S items each warp writes its fp32 partial (m x 16) to the current
-//     phase buffer (P = phase_tiles tiles; two buffers); one __syncthreads per phase;
-//     warp (tile % warps) sums the parts in warp order (fixed: deterministic), adds bias /
-//     x scale and stores. A buffer is written again two phases later, after the next
-//     barrier, which the summing warps only reach once they have summed.
+//     phase buffer (P = phase_tiles tiles; two buffers); one __syncthreads per phase,
+//     then the block sums the phase's outputs, one per thread, each in warp order (fixed:
+//     deterministic), adds bias / x scale and stores. A buffer is written again two phases
+//     later, after the next barrier, which every thread only reaches once it has summed.
 //
 // Arithmetic (per group of 32 / 64 / 128 columns, or per chunk for per-channel weights):
 // the weights enter the mma as c_R + q (one lop3 per two codes, smxx_gemv_layout.hpp); each
@@ -612,14 +612,19 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
     }
     acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
   };
-  // Warp lt % KS sums tile lt (slot `slot` of buffer `buf`) in warp order, adds the bias,
-  // scales (int8) and stores.
-  auto reduce = [&](int lt, int buf, int slot) {
-    const float* pb = part_tile(buf, slot);
+  // The block sums the `count` tiles of a phase (tiles first.., buffer `buf`), one output
+  // (tile, m, row) per thread: each output's parts in warp order (fixed: deterministic), plus
+  // the bias, times the x scale (int8), stored. (v7 first had one warp per tile: at m = 8 its
+  // 16 x 8 outputs x KS parts held up the whole block at every barrier.)
+  auto reduce_phase = [&](int first, int buf, int count) {
+    const int per_tile = M * kTileRows;
 #pragma unroll 1
-    for (int o = lane; o < M * kTileRows; o += 32) {
-      const int m = o / kTileRows, r = o - m * kTileRows;
-      const int n = (t0 + lt) * kTileRows + r;
+    for (int o = static_cast<int>(threadIdx.x); o < count * per_tile; o += static_cast<int>(blockDim.x)) {
+      int q = 0, rem = o;
+      while (rem >= per_tile) rem -= per_tile, ++q;  // q < count <= P: a few steps at most
+      const int m = rem / kTileRows, r = rem % kTileRows;
+      const int n = (t0 + first + q) * kTileRows + r;
+      const float* pb = part_tile(buf, q);
       float sum = 0.0f;
 #pragma unroll 4
       for (int w = 0; w < KS; ++w) sum += pb[(w * M + m) * kTileRows + r];
@@ -637,13 +642,13 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
   //    entries other lanes copied visible; the one before the refill orders every lane's
   //    reads of the slot before the new copies (write-after-read).
   //    After each tile's S items the warp writes its partial sums; after P tiles (or the
-  //    block's last) the block meets at one barrier and warp lt % KS sums tile lt of that
-  //    phase. A phase buffer is written again two phases later, after the next barrier,
-  //    which a summing warp reaches only once it has summed.
+  //    block's last) the block meets at one barrier and sums that phase's tiles, one output
+  //    per thread. A phase buffer is written again two phases later, after the next barrier,
+  //    which every thread reaches only once it has summed.
   auto item_loop = [&](auto kTableC, auto kZerosC) {
-    // lt: tiles done; slot / buf: lt's place in the phase buffers; first / red: the phase's
-    // first tile and the warp that sums it (first % KS), without divisions.
-    int s = 0, j = 0, lt = 0, slot = 0, buf = 0, first = 0, red = 0;
+    // lt: tiles done; slot / buf: lt's place in the phase buffers; first: the phase's first
+    // tile.
+    int s = 0, j = 0, lt = 0, slot = 0, buf = 0, first = 0;
 #pragma unroll 1
     for (int i = 0; i < L; ++i) {
       ptx::cp_async_wait<kDepth - 1>();
@@ -659,11 +664,7 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
         ++lt;
         if (++slot == P || lt == nt) {
           __syncthreads();
-#pragma unroll 1
-          for (int q = 0; q < slot; ++q) {
-            if (red == warp) reduce(first + q, buf, q);
-            red = red + 1 == KS ? 0 : red + 1;
-          }
+          reduce_phase(first, buf, slot);
           first = lt;
           slot = 0;
           buf ^= 1;
