@@ -62,7 +62,7 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   if (force_table >= 0) l.corr_table = force_table != 0;
   l.corr_stride = l.corr_table ? static_cast<int>(stride) : 0;
   // Tiled layout: the warp's chunks of activations staged once per call when they fit beside
-  // the rest (two blocks per SM), at every m: the items then read B with ldmatrix alone
+  // the rest (in the block's share of the SM), at every m: the items then read B with ldmatrix alone
   // (docs/kernels/gemv.md v7). Else direct loads (m <= kTiledDirectMaxM) or per-item staging.
   // LOWBIT_GEMV_XONCE=0 turns it off (measurements).
   l.x_mode = gemv_stages_x(s.layout, s.m) ? kGemvXPerItem : kGemvXDirect;
@@ -79,7 +79,8 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   }
   // Tiles per phase: the block meets at one barrier per phase instead of one per tile, so its
   // warps drift apart by up to a phase (docs/kernels/gemv.md v7). Up to kGemvPhaseTiles, as
-  // long as two blocks still fit an SM with the choice above (LOWBIT_GEMV_PHASE overrides).
+  // long as the block's share of the SM still holds it with the choices above
+  // (LOWBIT_GEMV_PHASE overrides).
   int phase = kGemvPhaseTiles;
   if (const char* env = std::getenv("LOWBIT_GEMV_PHASE")) {
     const int v = std::atoi(env);

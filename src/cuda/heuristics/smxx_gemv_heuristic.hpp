@@ -136,8 +136,8 @@ struct GemvShape {
 // once per call. The last two run the staged kernels (stage_x = 1).
 enum GemvXMode : int { kGemvXDirect = 0, kGemvXPerItem = 1, kGemvXOnce = 2 };
 
-// Tiles whose partial sums a block collects between two barriers (at most; fewer when
-// shared memory would not leave room for two blocks per SM).
+// Tiles whose partial sums a block collects between two barriers (at most; fewer when the
+// block's share of the SM's shared memory would not hold them).
 inline constexpr int kGemvPhaseTiles = 4;
 
 // A launch: everything of GemvParams that is not an operand, plus the grid.
