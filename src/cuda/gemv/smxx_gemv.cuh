@@ -174,12 +174,14 @@ LOWBIT_DEVICE void correction_a(int pair, int h, uint32_t (&a)[4]) {
 // bytes; a partial last item (k % 256 != 0) copies only the chunks inside k. Its lane
 // registers hold the standard mma fragment (columns 16 st + 2 t + {0, 1, 8, 9} of step st),
 // so a lane's activations are 4-byte pieces 16 bytes apart, not one 16-byte row: the warp
-// stages the item's m x 256 activations in its own shared buffer (16-byte loads, rows
-// XOR-swizzled by 16-byte unit) and reads the B operand with ldmatrix.x4 (one per pair of
-// steps), as the mixed GEMMs do; the correction tables, computed once, read 32-bit pairs
-// from global memory. (32-bit loads per item instead: at m = 8 each touches 8 rows, and the
-// L1 wavefronts doubled the Suite-1 time; docs/kernels/gemv.md.) Scales: (groups, n) in the activation dtype, rows in pair order (16 strip + 2 r + h
-// = row r + 8 h), so a group's 32-bit entries (g, g+8) of a strip are 32 contiguous bytes,
+// stages its chunks' m x 256 activations in its own shared buffer (16-byte loads, rows
+// XOR-swizzled by 16-byte unit; all of its chunks once per call when they fit (p.x_once),
+// else the item's chunk per item) and reads the B operand with ldmatrix.x4 (one per pair of
+// steps), as the mixed GEMMs do, or (kStageX false, m <= 2) loads the 32-bit pairs straight
+// from global memory; the correction tables, computed once, read 32-bit pairs from global
+// memory. (32-bit loads per item at every m: at m = 8 each touches 8 rows, and the L1
+// wavefronts doubled the Suite-1 time; docs/kernels/gemv.md.) Scales: (groups, n) in the
+// activation dtype, rows in pair order (16 strip + 2 r + h = row r + 8 h), so a group's 32-bit entries (g, g+8) of a strip are 32 contiguous bytes,
 // copied like the gemv layout's; integer zero points: u8 in the same order, 16 bytes per
 // group and strip. Groups past k (partial last item) are zero-filled.
 template <int kBits, int kAct, int kSlots, int kLayout, bool kStageX>
