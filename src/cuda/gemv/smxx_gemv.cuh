@@ -181,8 +181,8 @@ LOWBIT_DEVICE void correction_a(int pair, int h, uint32_t (&a)[4]) {
 // from global memory; the correction tables, computed once, read 32-bit pairs from global
 // memory. (32-bit loads per item at every m: at m = 8 each touches 8 rows, and the L1
 // wavefronts doubled the Suite-1 time; docs/kernels/gemv.md.) Scales: (groups, n) in the
-// activation dtype, rows in pair order (16 strip + 2 r + h = row r + 8 h), so a group's 32-bit entries (g, g+8) of a strip are 32 contiguous bytes,
-// copied like the gemv layout's; integer zero points: u8 in the same order, 16 bytes per
+// activation dtype, rows in pair order (16 strip + 2 r + h = row r + 8 h), so a group's
+// 32-bit entries (g, g+8) of a strip are 32 contiguous bytes, copied like the gemv layout's; integer zero points: u8 in the same order, 16 bytes per
 // group and strip. Groups past k (partial last item) are zero-filled.
 template <int kBits, int kAct, int kSlots, int kLayout, bool kStageX>
 __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(const __grid_constant__ GemvParams p) {
