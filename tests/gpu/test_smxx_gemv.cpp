@@ -13,6 +13,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cuda/gemv/smxx_gemv_act_quant.hpp"
@@ -418,17 +419,30 @@ TEST(smxx_gemv, public_api_selects_gemv) {
     EXPECT_LE(relative_error(out.data(), ref.data(), static_cast<int64_t>(out.size())), 1e-3) << g.kernel_name();
   }
   {
+    // Long k (k >= 2 n): the measured windows of select.cpp (gemv_first_long_k).
     Case lk;
-    lk.bits = 4, lk.m = 1, lk.n = 512, lk.k = 2048;
-    Gemm g(desc_of(lk), Device::cuda(0));
-    EXPECT_EQ(g.kernel_name().rfind("sm80_mixed_gemm", 0), 0u) << g.kernel_name();
-    lk.m = 5;
-    Gemm g5(desc_of(lk), Device::cuda(0));
-    EXPECT_EQ(g5.kernel_name().rfind(cuda::kSmxxGemvName, 0), 0u) << g5.kernel_name();
+    lk.n = 512, lk.k = 2048;
+    for (auto [bits, m, gemv] : {std::tuple{4, 1, false}, std::tuple{4, 3, true}, std::tuple{4, 4, true},
+                                 std::tuple{4, 5, false}, std::tuple{4, 8, false}, std::tuple{8, 5, false},
+                                 std::tuple{8, 6, true}, std::tuple{8, 8, true}}) {
+      lk.bits = bits, lk.m = m, lk.group = bits == 8 ? 0 : 128;
+      Gemm g(desc_of(lk), Device::cuda(0));
+      EXPECT_EQ(g.kernel_name().rfind(gemv ? cuda::kSmxxGemvName : "sm80_mixed_gemm", 0), 0u)
+          << "w" << bits << " m=" << m << ": " << g.kernel_name();
+    }
   }
   Case big;  // m > 8 is not the GEMV's
   big.bits = 3, big.m = 9;
   EXPECT_FALSE(cuda::smxx_gemv_can_implement(desc_of(big), cuda::gpu_spec(0)).ok());
+  // The copies' 32-bit address factors (v8): n < 2^28, with the reason.
+  Case wide;
+  wide.bits = 3, wide.n = int64_t{1} << 28, wide.k = 256;
+  const Status st = cuda::smxx_gemv_can_implement(desc_of(wide), cuda::gpu_spec(0));
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("n < 2^28"), std::string::npos) << st.message();
+  wide.n = (int64_t{1} << 28) - 16;
+  EXPECT_TRUE(cuda::smxx_gemv_can_implement(desc_of(wide), cuda::gpu_spec(0)).ok())
+      << cuda::smxx_gemv_can_implement(desc_of(wide), cuda::gpu_spec(0)).message();
 }
 
 // Through lowbit::Gemm with GPTQ / AWQ-style formats (4 / 8 bits, symmetric or integer zeros):

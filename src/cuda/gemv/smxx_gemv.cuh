@@ -178,8 +178,8 @@ LOWBIT_DEVICE void correction_a(int pair, int h, uint32_t (&a)[4]) {
 // XOR-swizzled by 16-byte unit; all of its chunks once per call when they fit (p.x_once),
 // else the item's chunk per item) and reads the B operand with ldmatrix.x4 (one per pair of
 // steps), as the mixed GEMMs do, or (kStageX false, m <= 2) loads the 32-bit pairs straight
-// from global memory; the correction tables, computed once, read 32-bit pairs from global
-// memory. (32-bit loads per item at every m: at m = 8 each touches 8 rows, and the L1
+// from global memory; the correction tables, computed once, read the staged buffer when the
+// chunks are staged once, else 32-bit pairs from global memory. (32-bit loads per item at every m: at m = 8 each touches 8 rows, and the L1
 // wavefronts doubled the Suite-1 time; docs/kernels/gemv.md.) Scales: (groups, n) in the
 // activation dtype, rows in pair order (16 strip + 2 r + h = row r + 8 h), so a group's
 // 32-bit entries (g, g+8) of a strip are 32 contiguous bytes, copied like the gemv layout's; integer zero points: u8 in the same order, 16 bytes per
@@ -227,53 +227,79 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
   unsigned char* ring = smem + warp * kDepth * p.slot_bytes;
   const uint32_t ring_s = ptx::cvta_shared(ring);
 
-  // Requests the next item of the issue cursor (tile it_tile, the warp's chunk j = it_j)
-  // into slot s, then advances the cursor (no division in the loop): every lane its 16-byte
-  // pieces of the bits slices; lanes 0..2 slots-1 the scale entries, lanes 16..16 + 2 slots
-  // - 1 the zero entries. Pieces of one lane form one cp.async group per item (the caller
-  // commits).
-  int it_tile = t0, it_j = 0;
+  // Requests the next item of the issue cursor (tile it_tile, chunk it_chunk)
+  // into slot s, then advances the cursor: every lane its 16-byte pieces of the bits slices;
+  // lanes 0..2 slots-1 the scale entries, lanes 16.. the zero entries (the lane's "extra"
+  // piece). Pieces of one lane form one cp.async group per item (the caller commits).
+  //
+  // Addresses (v8): the cursor is (it_tile, it_chunk); a full item's two sources (the
+  // lane's 16 bytes of each weight slice, and its extra piece: scale or zero entries) are
+  // base + chunk * A + tile * B, two 32 x 32 -> 64-bit multiply-adds (IMAD.WIDE.U32) from
+  // per-lane bases, with no clamping or per-slice tests. (v7 computed both in signed 64-bit
+  // arithmetic from the parameters with the partial-chunk tests on every item: ~75 issued
+  // instructions per item, a quarter of a 4-bit item; docs/kernels/gemv.md v8.) The factors
+  // fit 32 bits: chunk * 4096, tile * 16 k (k < 2^27), chunk * 16 n (n < 2^28,
+  // smxx_gemv_can_implement). The tiled layout's partial last chunk (k % 256 != 0: only its
+  // chunks inside k are copied, groups past k zero-filled) takes the general code; the gemv
+  // layout has none.
+  int it_tile = t0, it_chunk = warp;
+  const unsigned char* const wbase = static_cast<const unsigned char*>(p.w) + lane * 16;
+  const uint32_t w_tile_bytes = kTiled ? static_cast<uint32_t>(2 * kBits * p.k) : static_cast<uint32_t>(C * kItemBytes);
+  const bool scale_lane = lane < 2 * kSlots;
+  const bool zero_lane = zeros && lane >= 16 && lane < 16 + (kTiled ? kSlots : 2 * kSlots);
+  const bool extra_lane = scale_lane || zero_lane;
+  const uint32_t extra_dst = scale_lane ? kItemBytes + lane * 16 : kItemBytes + kScaleBytes + (lane - 16) * 16;
+  // Tiled: scale rows (groups, n) of 2 bytes, the strip's 32 bytes of group grp at
+  // (grp n + 16 tile) 2 (+ 16 for the second half of them); zero rows: u8, the strip's 16
+  // bytes at grp n + 16 tile. Gemv layout: a grouped item's entries are contiguous at item *
+  // slots * 32 bytes, per-channel entries belong to the tile (32 bytes).
+  const uint32_t e_elem = kTiled && scale_lane ? 2u : 1u;  // tiled entry size
+  const unsigned char* const ebase =
+      kTiled ? (scale_lane ? reinterpret_cast<const unsigned char*>(p.scales) + 16 * (lane & 1) +
+                                 static_cast<uint64_t>(kSlots == 1 ? 0 : lane >> 1) * static_cast<uint32_t>(2 * p.n)
+                           : reinterpret_cast<const unsigned char*>(p.zeros) +
+                                 static_cast<uint64_t>(kSlots == 1 ? 0 : lane - 16) * static_cast<uint32_t>(p.n))
+             : reinterpret_cast<const unsigned char*>(scale_lane ? p.scales : p.zeros) + 16 * (scale_lane ? lane : lane - 16);
+  const uint32_t e_chunk_bytes = kTiled ? (kSlots == 1 ? 0u : static_cast<uint32_t>(kSlots * p.n) * e_elem)
+                                        : (kSlots == 1 ? 0u : static_cast<uint32_t>(kScaleBytes));
+  const uint32_t e_tile_bytes = kTiled ? kTileRows * e_elem
+                                       : (kSlots == 1 ? kEntriesPerSlot * 4u : static_cast<uint32_t>(C * kScaleBytes));
+  // base + a * b: IMAD.WIDE.U32.
+  auto mad = [](uint32_t a, uint32_t b, const unsigned char* base) { return base + static_cast<uint64_t>(a) * b; };
   auto issue = [&](int s) {
-    const int chunk = warp + it_j * KS;
-    const int64_t item = static_cast<int64_t>(it_tile) * C + chunk;
     const uint32_t dst = ring_s + static_cast<uint32_t>(s * p.slot_bytes);
-    if constexpr (kTiled) {
-      const unsigned char* wsrc = static_cast<const unsigned char*>(p.w) +
-                                  static_cast<int64_t>(it_tile) * (2 * kBits) * p.k + chunk * kItemBytes + lane * 16;
-      const int inside = (p.k - chunk * kChunkK) / (kChunkK / kBits);  // tiled chunks inside k
+    const int chunk = it_chunk;
+    if (!kTiled || chunk * kChunkK + kChunkK <= p.k) {
+      const unsigned char* wsrc = mad(static_cast<uint32_t>(it_tile), w_tile_bytes, mad(static_cast<uint32_t>(chunk), kItemBytes, wbase));
+#pragma unroll
+      for (int s2 = 0; s2 < kBits; ++s2) ptx::cp_async_16(dst + s2 * kSliceBytes + lane * 16, wsrc + s2 * kSliceBytes);
+      if (extra_lane)
+        ptx::cp_async_16(dst + extra_dst, mad(static_cast<uint32_t>(it_tile), e_tile_bytes, mad(static_cast<uint32_t>(chunk), e_chunk_bytes, ebase)));
+    } else if constexpr (kTiled) {
+      // The partial last chunk: its tiled chunks inside k; groups past k zero-filled.
+      const unsigned char* wsrc = wbase + static_cast<int64_t>(it_tile) * (2 * kBits * p.k) + chunk * kItemBytes;
+      const int inside = (p.k - chunk * kChunkK) / (kChunkK / kBits);
 #pragma unroll
       for (int s2 = 0; s2 < kBits; ++s2)
         if (s2 < inside) ptx::cp_async_16(dst + s2 * kSliceBytes + lane * 16, wsrc + s2 * kSliceBytes);
-      // Lane 2 slot + h: bytes 16 h .. 16 h + 15 of the slot's group row of this strip;
-      // lanes 16 + slot: the group's 16 zero bytes. Groups past k: zero-filled.
       const int groups = kSlots == 1 ? 1 : (p.k * kSlots) / kChunkK;
-      if (lane < 2 * kSlots) {
+      if (scale_lane) {
         const int grp = kSlots == 1 ? 0 : chunk * kSlots + (lane >> 1);
         const unsigned char* src = reinterpret_cast<const unsigned char*>(p.scales) +
                                    (static_cast<int64_t>(min(grp, groups - 1)) * p.n + kTileRows * it_tile) * 2 +
                                    16 * (lane & 1);
-        ptx::cp_async_16_zfill(dst + kItemBytes + lane * 16, src, grp < groups ? 16u : 0u);
-      } else if (zeros && lane >= 16 && lane < 16 + kSlots) {
+        ptx::cp_async_16_zfill(dst + extra_dst, src, grp < groups ? 16u : 0u);
+      } else if (zero_lane) {
         const int grp = kSlots == 1 ? 0 : chunk * kSlots + (lane - 16);
         const unsigned char* src = reinterpret_cast<const unsigned char*>(p.zeros) +
                                    static_cast<int64_t>(min(grp, groups - 1)) * p.n + kTileRows * it_tile;
-        ptx::cp_async_16_zfill(dst + kItemBytes + kScaleBytes + (lane - 16) * 16, src, grp < groups ? 16u : 0u);
-      }
-    } else {
-      const unsigned char* wsrc = static_cast<const unsigned char*>(p.w) + item * kItemBytes + lane * 16;
-#pragma unroll
-      for (int s2 = 0; s2 < kBits; ++s2) ptx::cp_async_16(dst + s2 * kSliceBytes + lane * 16, wsrc + s2 * kSliceBytes);
-      // Grouped entries of item (tile, chunk) are contiguous at item * slots * 8; per-channel
-      // entries belong to the tile.
-      const int64_t e0 = kSlots == 1 ? static_cast<int64_t>(it_tile) * kEntriesPerSlot : item * kScaleEntries;
-      if (lane < 2 * kSlots) {
-        ptx::cp_async_16(dst + kItemBytes + lane * 16, p.scales + e0 + lane * 4);
-      } else if (zeros && lane >= 16 && lane < 16 + 2 * kSlots) {
-        ptx::cp_async_16(dst + kItemBytes + kScaleBytes + (lane - 16) * 16, p.zeros + e0 + (lane - 16) * 4);
+        ptx::cp_async_16_zfill(dst + extra_dst, src, grp < groups ? 16u : 0u);
       }
     }
-    if (++it_j == S) {
-      it_j = 0;
+    // The warp's next chunk (warp, warp + KS, ... < C: S of them), then the next tile.
+    it_chunk += KS;
+    if (it_chunk >= C) {
+      it_chunk = warp;
       ++it_tile;
     }
   };
@@ -435,7 +461,17 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
 #pragma unroll 1
     for (int j = 0; j < S; ++j) {
       uint32_t b[kPairs][4];
-      load_b(b, warp + j * KS);
+      // Staged once (tiled, p.x_once): from the warp's buffer (ldmatrix), not a second pass
+      // over global memory; the prologue then has one global-memory latency, not two (v8).
+      if constexpr (kStageX) {
+        if (p.x_once) {
+          read_b(b, 0, kPairs, static_cast<uint32_t>(j) * x_chunk_bytes);
+        } else {
+          load_b(b, warp + j * KS);
+        }
+      } else {
+        load_b(b, warp + j * KS);
+      }
 #pragma unroll
       for (int gi = 0; gi < kSlots; ++gi) {
         float4 vg, vx;

@@ -219,8 +219,8 @@ Status smxx_gemv_can_implement(const GemmDesc& d, const GpuSpec& gpu) {
   } else if (Status s = gemv_layout_supports(f, d.n, d.k); !s.ok()) {
     return s;
   }
-  if (d.n >= (int64_t{1} << 30) || d.k >= (int64_t{1} << 27))
-    return fail("shape exceeds the kernel's 32-bit indexing (n < 2^30, k < 2^27)");
+  if (d.n >= (int64_t{1} << 28) || d.k >= (int64_t{1} << 27))
+    return fail("shape exceeds the kernel's 32-bit indexing (n < 2^28, k < 2^27)");
   if (kernel_row(d, gpu) < 0) return fail("no kernel instantiated for " + f.name() + " with " + dtype_name(d.a.dtype));
   {
     const gemv::GemvLaunch l = gemv::choose_gemv_launch(shape_of(d), gpu);

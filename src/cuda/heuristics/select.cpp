@@ -78,10 +78,16 @@ namespace {
 
 // The smallest m that sm90_mixed_gemm takes ahead of sm80_mixed_gemm (rule below).
 constexpr int64_t kSm90MixedMinM = 17;
-// The largest m that smxx_gemv takes ahead of the mixed GEMMs (rule below), and the
-// smallest from which it does so for long-k shapes (k >= 2 n).
+// The largest m that smxx_gemv takes ahead of the mixed GEMMs (rule below).
 constexpr int64_t kGemvFirstMaxM = 8;
-constexpr int64_t kGemvLongKMinM = 5;
+// Long k over few rows (k >= 2 n, Suite 1's down): the m for which smxx_gemv is measured
+// faster than sm80_mixed_gemm, per weight width (rule below). Other widths: the mixed GEMMs
+// do not take them.
+bool gemv_first_long_k(int bits, int64_t m) {
+  if (bits == 4) return m >= 3 && m <= 4;
+  if (bits == 8) return m >= 6;
+  return true;
+}
 
 std::string strip_prefix(const std::string& message) {
   static const std::string kPrefix = "lowbit: ";
@@ -142,10 +148,16 @@ std::vector<const FamilyEntry*> apply_selection_rules(const GemmDesc& desc, cons
   // 22.08 / 16.50 us against sm80_mixed_gemm 7.94 / 6.88 / 25.95 / 13.77; m = 8: 16.89 /
   // 12.59 / 41.41 / 21.92 against 17.96 / 13.98 / 60.67 / 30.61; W8 per-channel m = 1: 8.99 /
   // 7.80 / 30.45 / 20.57 against 13.81 / 8.08 / 39.46 / 17.52. The exception: long k over few
-  // rows (down, k >= 2n) at m <= 4, where the mixed GEMM's split-K streams faster
-  // (kGemvLongKMinM).
+  // rows (down, k >= 2n), where the GEMV cannot keep the activations staged once (k x m x 2
+  // bytes beside its ring exceed an SM's shared memory) and the mixed GEMM's split-K often
+  // streams faster (gemv_first_long_k). Measured (session 13, GEMV v8, down 4096 x 14336, us,
+  // GEMV / mixed at m = 1..8): W4 g128 f16 16.2 / 13.7, 17.5 / 14.3, 20.0 / 22.0, 22.4 / 24.1,
+  // 25.0 / 25.0, 27.7 / 27.0, 31.7 / 28.9, 33.4 / 30.8 (asym the same pattern); W8 per-channel
+  // 20.9 / 17.6, 21.5 / 18.1, 22.5 / 19.2, 25.1 / 20.9, 27.9 / 22.9, 30.3 / 34.8, 32.8 / 36.3,
+  // 36.3 / 37.6.
   const bool long_k = desc.k >= 2 * desc.n;
-  if (desc.w.kind == WeightKind::kInt && desc.m <= kGemvFirstMaxM && !(long_k && desc.m < kGemvLongKMinM)) {
+  const int bits = desc.w.kind == WeightKind::kInt ? desc.w.int_format.bits : 0;
+  if (desc.w.kind == WeightKind::kInt && desc.m <= kGemvFirstMaxM && (!long_k || gemv_first_long_k(bits, desc.m))) {
     auto gemv = std::find_if(order.begin(), order.end(),
                              [&](const FamilyEntry* f) { return std::string(f->name) == kSmxxGemvName; });
     if (gemv != order.end()) std::rotate(order.begin(), gemv, gemv + 1);
