@@ -23,15 +23,27 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   // Eight warps split k (at most one warp per chunk), two blocks per SM: 16 warps, the
   // register file at 128 registers. Measured on H200 (docs/kernels/gemv.md, v6 notes):
   // one block of 8 warps per SM (room for the next call's block under PDL) was 13-25%
-  // slower, one block of 16 warps 2-20% slower (w8 excepted: -1%).
+  // slower, one block of 16 warps 2-20% slower (w8 excepted: -1%) in v6 (v8 takes it for few
+  // tiles per SM, below).
   // Tiled layout with the activations staged (m > kTiledDirectMaxM): one block of 16 warps
   // per SM, so that the block's whole share of shared memory holds the activations staged
   // once (v7, H200 Suite-1 sums with every layer on this family: w4 g128 m = 4 / 8 57.6 /
   // 85.6 us against 62.1 / 88.7 with two blocks of 8, w8 per-channel 71.6 / 89.3 against
   // 78.3 / 116.6; one block of 8 warps: 60.9 / 77.5 and 77.9 / 93.7).
+  // Few tiles per SM (at most kGemvFewTilesPerSm: Suite 1's qkv, o and down, not gate_up):
+  // one block of 16 warps per SM as well. Each warp then owns half as many chunks of a tile,
+  // so the prologue after griddepcontrol.wait (activations staged, correction tables) is half
+  // as long, and an SM's tiles are not split between two blocks that finish apart (v8, H200,
+  // same run, m = 1, 8 x 2 against 16 x 1 warps: W8 per-channel qkv / o 8.61 / 7.44 against
+  // 7.54 / 6.60 us, W4 g128 f16 7.53 / 6.09 against 6.93 / 5.65, w1 g128 qkv / o / down 6.07 /
+  // 4.71 / 12.02 against 5.42 / 4.56 / 10.44; but gate_up, 13.6 tiles per SM: W4 17.65 against
+  // 18.49, w1 14.95 against 16.05).
+  const int64_t tiles = ceil_div(s.n, kTileRows);
+  const bool few_tiles = tiles <= static_cast<int64_t>(kGemvFewTilesPerSm) * std::max(1, gpu.sm_count);
   const bool staged = gemv_stages_x(s.layout, s.m);
-  int warps = static_cast<int>(std::min<int64_t>(staged ? 16 : 8, chunks));
-  int bps = staged ? 1 : 2, force_table = -1;
+  const bool one_block = staged || few_tiles;
+  int warps = static_cast<int>(std::min<int64_t>(one_block ? 16 : 8, chunks));
+  int bps = one_block ? 1 : 2, force_table = -1;
   if (const char* env = std::getenv("LOWBIT_GEMV_LAUNCH")) {
     int w = -1, b = -1, c = -1;
     if (std::sscanf(env, "%d,%d,%d", &w, &b, &c) >= 1) {

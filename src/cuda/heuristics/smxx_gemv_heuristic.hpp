@@ -35,6 +35,9 @@ struct GemvKernelRow {
 // on H200 (docs/kernels/gemv.md, "Reading the tiled layout"): direct 53.3 / 58.4 us at m = 1 / 2
 // (w4 g128 f16 Suite 1) against staged 58.6 / 61.4; staged 92.8 at m = 8 against direct 126.2.
 inline constexpr int kTiledDirectMaxM = 2;
+// Tiles per SM up to which a launch runs one block of 16 warps per SM at every m
+// (choose_gemv_launch, measurements there).
+inline constexpr int kGemvFewTilesPerSm = 4;
 constexpr bool gemv_stages_x(int layout, int m) { return layout == kLayoutTiled && m > kTiledDirectMaxM; }
 
 // The instantiated kernels, one row each. Each width x {f16, bf16} x 4 group classes is
