@@ -179,8 +179,9 @@ LOWBIT_DEVICE void correction_a(int pair, int h, uint32_t (&a)[4]) {
 // else the item's chunk per item) and reads the B operand with ldmatrix.x4 (one per pair of
 // steps), as the mixed GEMMs do, or (kStageX false, m <= 2) loads the 32-bit pairs straight
 // from global memory; the correction tables, computed once, read the staged buffer when the
-// chunks are staged once, else 32-bit pairs from global memory. (32-bit loads per item at every m: at m = 8 each touches 8 rows, and the L1
-// wavefronts doubled the Suite-1 time; docs/kernels/gemv.md.) Scales: (groups, n) in the
+// chunks are staged once, else 32-bit pairs from global memory. (32-bit loads per item at
+// every m: at m = 8 each touches 8 rows, and the L1 wavefronts doubled the Suite-1 time;
+// docs/kernels/gemv.md.) Scales: (groups, n) in the
 // activation dtype, rows in pair order (16 strip + 2 r + h = row r + 8 h), so a group's
 // 32-bit entries (g, g+8) of a strip are 32 contiguous bytes, copied like the gemv layout's; integer zero points: u8 in the same order, 16 bytes per
 // group and strip. Groups past k (partial last item) are zero-filled.
@@ -227,10 +228,10 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
   unsigned char* ring = smem + warp * kDepth * p.slot_bytes;
   const uint32_t ring_s = ptx::cvta_shared(ring);
 
-  // Requests the next item of the issue cursor (tile it_tile, chunk it_chunk)
-  // into slot s, then advances the cursor: every lane its 16-byte pieces of the bits slices;
-  // lanes 0..2 slots-1 the scale entries, lanes 16.. the zero entries (the lane's "extra"
-  // piece). Pieces of one lane form one cp.async group per item (the caller commits).
+  // Requests the next item of the issue cursor (tile it_tile, chunk it_chunk) into slot s,
+  // then advances the cursor: every lane its 16-byte pieces of the bits slices; lanes
+  // 0..2 slots-1 the scale entries, lanes 16.. the zero entries (the lane's "extra" piece).
+  // Pieces of one lane form one cp.async group per item (the caller commits).
   //
   // Addresses (v8): the cursor is (it_tile, it_chunk); a full item's two sources (the
   // lane's 16 bytes of each weight slice, and its extra piece: scale or zero entries) are
