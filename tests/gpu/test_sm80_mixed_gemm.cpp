@@ -239,6 +239,41 @@ TEST(sm80_mixed_gemm, n_at_tile_edges) {
 
 // Every configuration of the table with every split mode: the heuristic may pick any of
 // them, so each must be right on its own.
+// The heuristic's picks at the Suite-1 shapes measured in session 14 (docs/kernels/
+// mixed_gemm.md, "Heuristic"), with the H200 occupancies the family passes in (t8: 4 CTAs per
+// SM at m <= 2, 3 at m = 3..4, 2 above for 4-bit; 2 at m <= 5, 1 above for 8-bit). Host only.
+TEST(sm80_mixed_gemm, plan_follows_measurements) {
+  auto plan = [](int bits, int64_t m, int64_t n, int64_t k) {
+    cuda::MixedGemmProblem p;
+    p.m = m, p.n = n, p.k = k, p.bits = bits, p.sm_count = 132, p.cc = 90;
+    const int t8 = bits == 4 ? (m <= 2 ? 4 : m <= 4 ? 3 : 2) : (m <= 5 ? 2 : 1);
+    for (int c = 0; c < cuda::kMixedGemmConfigCount; ++c) p.ctas_per_sm[c] = c == 0 ? t8 : 2;
+    const cuda::MixedGemmPlan pl = cuda::choose_mixed_gemm_plan(p);
+    return std::string(cuda::kMixedGemmConfigs[pl.config].tag) + "_s" + std::to_string(pl.splits);
+  };
+  const int64_t qkv = 6144, o = 4096, gate_up = 28672, down = 4096, k = 4096, k_down = 14336;
+  EXPECT_EQ(plan(4, 1, qkv, k), "t8_s1");
+  EXPECT_EQ(plan(4, 1, o, k), "t8_s2");
+  EXPECT_EQ(plan(4, 1, gate_up, k), "t8_s1");
+  EXPECT_EQ(plan(4, 1, down, k_down), "t8_s2");
+  EXPECT_EQ(plan(4, 3, down, k_down), "t8_s1");  // s2 would not fit one wave
+  EXPECT_EQ(plan(4, 3, gate_up, k), "t16n128_s1");
+  EXPECT_EQ(plan(4, 5, qkv, k), "t16_s2");  // t8's 384 tiles would not fit one wave
+  EXPECT_EQ(plan(4, 5, o, k), "t8_s1");
+  EXPECT_EQ(plan(4, 6, down, k_down), "t16_s4");  // t8's activations would exceed 1.25x its weights
+  EXPECT_EQ(plan(4, 8, gate_up, k), "t16n128_s1");
+  EXPECT_EQ(plan(4, 16, qkv, k), "t16_s2");
+  EXPECT_EQ(plan(4, 16, gate_up, k), "t16n128_s1");
+  EXPECT_EQ(plan(4, 16, down, k_down), "t16_s4");
+  EXPECT_EQ(plan(8, 1, qkv, k), "t16_s2");
+  EXPECT_EQ(plan(8, 1, gate_up, k), "t16_s1");
+  EXPECT_EQ(plan(8, 2, gate_up, k), "t16n256_s1");
+  EXPECT_EQ(plan(8, 5, down, k_down), "t8_s1");
+  EXPECT_EQ(plan(8, 6, down, k_down), "t16_s2");  // one t8 CTA per SM
+  EXPECT_EQ(plan(8, 16, o, k), "t16_s2");
+  EXPECT_EQ(plan(8, 16, gate_up, k), "t16n256_s1");
+}
+
 TEST(sm80_mixed_gemm, every_config_and_split_mode) {
   LOWBIT_REQUIRE_GPU();
   std::vector<std::pair<int, bool>> splits = {{1, false}, {2, false}, {3, true}, {4, false}, {8, false}, {2, true}};
@@ -605,8 +640,18 @@ Timing time_layer(const GemmDesc& d, const detail::GemmImpl& impl, int copies, s
 }
 
 std::vector<std::pair<int, int>> bench_candidates(int64_t m) {
-  if (m <= 8) return {{0, 1}, {0, 2}, {1, 1}, {1, 2}};
-  if (m <= 16) return {{1, 1}, {1, 2}, {1, 4}};
+  const int c16 = cuda::mixed_gemm_config_index("t16");
+  std::vector<std::pair<int, int>> small;
+  if (m <= 8) small = {{0, 1}, {0, 2}, {0, 4}, {c16, 1}, {c16, 2}, {c16, 4}};
+  else if (m <= 16) small = {{c16, 1}, {c16, 2}, {c16, 4}};
+  if (m <= 16) {
+    for (const char* tag : {"t16n128", "t16n256"}) {
+      const int c = cuda::mixed_gemm_config_index(tag);
+      if (c < 0 || (m > 8 && cuda::kMixedGemmConfigs[c].block_m < 16)) continue;
+      for (int s : {1, 2, 4}) small.push_back({c, s});
+    }
+    return small;
+  }
   if (m <= 64) return {{2, 1}, {2, 2}, {2, 4}, {2, 8}, {3, 1}, {3, 2}, {3, 4}};
   if (m <= 256) return {{3, 1}, {3, 2}, {3, 4}};
   return {{3, 1}, {3, 2}};
@@ -627,7 +672,12 @@ TEST(sm80_mixed_gemm_bench, DISABLED_suite1) {  // a dev tool: run with --gtest_
       fmt(4, 128, ZeroPoint::kSymmetric, DType::kF16), fmt(4, 128, ZeroPoint::kInteger, DType::kF16),
       fmt(8, 0, ZeroPoint::kSymmetric, DType::kF16),   fmt(4, 128, ZeroPoint::kSymmetric, DType::kBF16),
       fmt(4, 128, ZeroPoint::kInteger, DType::kBF16),  fmt(8, 0, ZeroPoint::kSymmetric, DType::kBF16)};
-  const std::vector<int64_t> ms = {1, 16, 64, 256, 1024, 4096};
+  std::vector<int64_t> ms = {1, 16, 64, 256, 1024, 4096};
+  if (const char* e = std::getenv("LOWBIT_MIXED_GEMM_BENCH_M")) {  // e.g. "8,16"
+    ms.clear();
+    std::istringstream in(e);
+    for (std::string t; std::getline(in, t, ',');) ms.push_back(std::stoll(t));
+  }
   std::map<std::string, std::map<int64_t, double>> sums;
   StreamHolder stream;
   for (const IntWeightFormat& f : variants) {

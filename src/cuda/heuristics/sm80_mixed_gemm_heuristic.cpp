@@ -1,12 +1,13 @@
 // The sm80 mixed GEMM's tile heuristic (docs/kernels/mixed_gemm.md, "Heuristic"):
-//   1. the configuration from m: the smallest token tile that holds m (t8, t16, t64), t128
-//      above (faster than 128 x 256 tiles at every m >= 256 on H200). 8-bit decode with
-//      enough 64-channel tiles (n / 64 >= 2 x SMs) takes t16: 16 KB stages stream 3.0 TB/s
-//      where t8 reaches 2.5 (run 4, gate_up);
+//   1. the configuration from m and n (config_for below): t8 at m <= 8 while it fits (its
+//      activation stage, occupancy and one wave), t16 up to m = 16, the wide 16-token tiles
+//      (t16n128 / t16n256) for gate_up-like n from m = 3 (4-bit) / 2 (8-bit), t64 up to 64,
+//      t128 above (faster than 128 x 256 tiles at every m >= 256 on H200);
 //   2. split-K, doubling while the grid has fewer than split_below x SMs CTAs and every
 //      split keeps at least min_split_iters pipeline stages (short splits pay the prologue
-//      and the reduction for little work). Both constants per configuration are fitted to
-//      the Suite-1 plan sweeps of `sm80_mixed_gemm_bench` (runs 3, 4). 8-bit stages carry
+//      and the reduction for little work), and for t8 while the grid still fits one wave.
+//      Both constants per configuration are fitted to the Suite-1 plan sweeps of
+//      `sm80_mixed_gemm_bench` (runs 3, 4; session 14 for m = 1..16). 8-bit stages carry
 //      twice the bytes, so 8-bit t8 splits below half the CTA count and 8-bit t16 splits at
 //      most in two (run 4: W8 o/down at m = 1 lose 30% with split 2, down at m = 16 loses
 //      20% with split 4).
@@ -18,14 +19,56 @@ namespace lowbit::cuda {
 
 namespace {
 
+constexpr int kT8 = 0, kT16 = 1, kT64 = 2, kT128 = 3, kT16N128 = 4, kT16N256 = 5;
+static_assert(kMixedGemmConfigCount == 6, "config indices below follow kMixedGemmConfigs");
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// CTAs of config c per SM for this m: measured occupancy when the family supplied it, else
+// the table's minimum.
+int ctas_per_sm(const MixedGemmProblem& p, int c) {
+  return p.ctas_per_sm[c] > 0 ? p.ctas_per_sm[c] : kMixedGemmConfigs[c].min_ctas;
+}
+
+// The wide token-16 tile of the width: 128 channels (8 warps, 4-bit) or 256 channels
+// (8-bit, whose 128-channel stages do not fit two CTAs per SM).
+int wide_config(int bits) { return bits == 8 ? kT16N256 : kT16N128; }
+
+// Many channel tiles (gate_up-like n): enough 64-channel tiles for two per SM.
+bool many_tiles(const MixedGemmProblem& p) { return p.n / 64 >= 2 * static_cast<int64_t>(p.sm_count); }
+
+// t8 at m <= 8 while (a) its activation rows per stage (m x 1024 x 2 bytes) stay within 1.25x
+// its weight bytes (8 KB 4-bit, 16 KB 8-bit): above, the activations re-read from L2 by every
+// 16-channel CTA cost more than the weights; (b) at least two CTAs fit per SM; (c) every tile
+// has a slot in one wave. Plan sweep of session 14 (H200, W4 g128 / W8 per-channel f16, us):
+// qkv W4 t8 / t16 at m = 4 9.94 / 12.13, m = 5 15.42 / 12.16 (t8 three -> two CTAs per SM: 384
+// tiles in 264 slots); down W4 m = 5 21.16 / 22.71, m = 6 23.20 / 22.82, m = 8 27.22 / 22.94;
+// down W8 m = 5 23.30 / 28.26, m = 6 35.23 / 28.19 (t8 one CTA per SM).
+bool t8_fits(const MixedGemmProblem& p) {
+  const MixedGemmTileConfig& c = kMixedGemmConfigs[kT8];
+  const int64_t w_bytes = static_cast<int64_t>(c.block_n) * c.block_k * p.bits / 8;
+  const int64_t x_bytes = p.m * c.block_k * 2;
+  const int per_sm = ctas_per_sm(p, kT8);
+  return 4 * x_bytes <= 5 * w_bytes && per_sm >= 2 &&
+         ceil_div(p.n, c.block_n) <= static_cast<int64_t>(per_sm) * p.sm_count;
+}
+
 int config_for(const MixedGemmProblem& p) {
-  if (p.m <= 8) {
-    if (p.bits == 8 && p.n / kMixedGemmConfigs[1].block_n >= 2 * p.sm_count) return 1;
-    return 0;
+  if (p.m <= 16) {
+    // Many channel tiles: the wide tile (one per 8 warps, no split) from m = 3 (4-bit) or
+    // m = 2 (8-bit); below, t8 (4-bit) / t16 (8-bit, 16 KB stages: 3.0 TB/s at m = 1, run 4).
+    // Session 14, gate_up: W4 m = 2 t8 28.35 (wide 29.3+), m = 3..8 wide 29.2-29.4 against t8
+    // 34.7-61.2 and t16 33.6-34.2, m = 16 29.9 against t16 35.3; W8 m = 2..16 t16n256
+    // 37.0-38.5 against t16 40.1-41.5.
+    if (many_tiles(p)) {
+      if (p.bits == 8) return p.m >= 2 ? kT16N256 : kT16;
+      return p.m >= 3 ? wide_config(p.bits) : kT8;
+    }
+    if (p.m <= 8 && t8_fits(p)) return kT8;
+    return kT16;
   }
-  if (p.m <= 16) return 1;
-  if (p.m <= 64) return 2;
-  return 3;
+  if (p.m <= 64) return kT64;
+  return kT128;
 }
 
 }  // namespace
@@ -51,11 +94,15 @@ MixedGemmPlan choose_mixed_gemm_plan(const MixedGemmProblem& p) {
   const int64_t iters = (p.k + c.block_k - 1) / c.block_k;
   double split_below = c.split_below;
   int max_splits = 8;
-  if (p.bits == 8 && plan.config == 0) split_below *= 0.5;
-  if (p.bits == 8 && plan.config == 1) max_splits = 2;
+  if (p.bits == 8 && plan.config == kT8) split_below *= 0.5;
+  if (p.bits == 8 && plan.config == kT16) max_splits = 2;
   const double enough = split_below * p.sm_count;
+  // t8 splits only while the doubled grid still fits one wave (session 14, down W4: t8 s2 /
+  // s1 at m = 3 22.29 / 17.60 us, three CTAs per SM, 512 CTAs in 396 slots; m = 1..2 s2, one wave).
+  const int64_t wave = static_cast<int64_t>(ctas_per_sm(p, plan.config)) * p.sm_count;
   while (plan.splits < max_splits && static_cast<double>(tiles * plan.splits) < enough &&
-         iters / (2 * plan.splits) >= c.min_split_iters)
+         iters / (2 * plan.splits) >= c.min_split_iters &&
+         (plan.config != kT8 || tiles * plan.splits * 2 <= wave))
     plan.splits *= 2;
   plan.split_mode = plan.splits == 1 ? MixedGemmSplitMode::kNone
                     : p.cc >= 90     ? MixedGemmSplitMode::kCluster

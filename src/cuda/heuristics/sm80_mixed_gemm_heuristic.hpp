@@ -36,7 +36,7 @@ struct MixedGemmTileConfig {
 
 // THE table of instantiated configurations. Every row costs four kernels per architecture
 // (f16/bf16 x 4/8-bit), so a row is added only with a measurement that needs it.
-inline constexpr int kMixedGemmConfigCount = 4;
+inline constexpr int kMixedGemmConfigCount = 6;
 inline constexpr MixedGemmTileConfig kMixedGemmConfigs[kMixedGemmConfigCount] = {
     // m <= 8 (decode). Weight streaming: one 16-channel strip per CTA gives n/16 CTAs
     // (256 for n = 4096); the four warps split each 1024-column stage along k, 4 chunks
@@ -56,6 +56,16 @@ inline constexpr MixedGemmTileConfig kMixedGemmConfigs[kMixedGemmConfigCount] = 
     // 128 x 256 tile with 8 warps at every m >= 256 (runs 1, 3, 4, 5: 6-16%), which was
     // removed.
     {128, 128, 64, 4, 1, 1, 4, 2, 0.9f, 16, "t128", "m>64: 32x128 warp tiles, no redundant dequant"},
+    // 4-bit, m = 3..16 with many channel tiles (n / 64 >= 2 x SMs: gate_up): 128
+    // channels x 16 tokens, 8 warps (4 along n x 2 along k): the activations are re-read half
+    // as often as with t16 and twice the warps hide the decode latency. Session 14 (H200,
+    // W4 g128 f16 gate_up, us): m = 8 29.6 against t16 34.4 and t8 61.5; m = 16 29.9
+    // against 35.2.
+    {128, 16, 256, 4, 1, 2, 4, 2, 1.4f, 8, "t16n128", "m<=16, many tiles, 4-bit: 8 warps, half t16's activation reads"},
+    // The same for 8-bit weights at m = 2..16, 256 channels (8 warps along n): 128-channel 8-bit stages
+    // leave one CTA per SM. No split (112 CTAs for gate_up). Session 14, W8 per-channel f16
+    // gate_up: m = 8 37.5 against t16 40.9; m = 16 38.5 against 41.5.
+    {256, 16, 128, 8, 1, 1, 4, 2, 0.8f, 8, "t16n256", "m<=16, many tiles, 8-bit: 8 warps x 32 channels"},
 };
 
 // How the split-K partial sums of one output tile are combined. Every mode sums the splits
