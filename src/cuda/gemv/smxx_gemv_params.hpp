@@ -26,12 +26,17 @@ constexpr int ring_slot_bytes(int bits, int slots, bool zeros) {
   return item_weight_bytes(bits) + (zeros ? 2 : 1) * item_scale_bytes(slots);
 }
 // Ring depth (items a warp has requested ahead), compile-time per width because
-// cp.async.wait_group takes an immediate: about 8 KB of weights per warp in flight
-// (16 warps x 8 KB = 128 KB per SM; Little: 4.3 TB/s x ~1.5 us under load / 132 SMs
-// = ~48 KB per SM), at least 2 slots.
-constexpr int ring_depth(int bits) {
-  return bits == 1 ? 8 : bits == 2 ? 6 : bits == 3 ? 5 : bits == 4 ? 4 : bits <= 6 ? 3 : 2;
-}
+// cp.async.wait_group takes an immediate. Two slots from 2 bits up (1 KB to 4 KB of weights
+// per warp in flight, 16 to 64 KB per SM; Little: 4.3 TB/s x ~1.5 us under load / 132 SMs =
+// ~48 KB per SM), eight for 1-bit items (512 bytes each). Until session 14 the ring held about
+// 8 KB per warp (6 / 5 / 4 / 3 / 3 slots for 2 / 3 / 4 / 5 / 6 bits); a run-time depth
+// measured the smaller rings faster (H200, Suite-1 sums, us, depth 2 against the old depth,
+// m = 1 / m = 8, every layer on the GEMV): w2 38.30 / 47.83 against 38.69 / 49.82, w3 42.00 /
+// 50.86 against 43.23 / 57.81, w4 g128 bf16 45.86 / 60.30 against 47.21 / 64.11, w5 47.83 /
+// 57.46 against 48.57 / 66.18, w6 52.72 / 64.28 against 53.30 / 70.93; the shared memory
+// freed holds more tiles per phase and the activations staged once at larger m. 1-bit: 37.69
+// / 46.79 with 2 slots, 36.33 / 44.47 with 8.
+constexpr int ring_depth(int bits) { return bits == 1 ? 8 : 2; }
 // Bytes of one correction-table entry (chunk, group, t): float4 cg and float4 cx.
 inline constexpr int kCorrEntryBytes = 32;
 

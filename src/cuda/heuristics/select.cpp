@@ -80,13 +80,15 @@ namespace {
 constexpr int64_t kSm90MixedMinM = 17;
 // The largest m that smxx_gemv takes ahead of the mixed GEMMs (rule below).
 constexpr int64_t kGemvFirstMaxM = 8;
-// Long k over few rows (k >= 2 n, Suite 1's down): the m for which smxx_gemv is measured
-// faster than sm80_mixed_gemm, per weight width (rule below). Other widths: the mixed GEMMs
-// do not take them.
-bool gemv_first_long_k(int bits, int64_t m) {
-  if (bits == 4) return m >= 3 && m <= 4;
-  if (bits == 8) return m >= 6;
-  return true;
+// Long k over few rows (k >= 2 n, Suite 1's down): smxx_gemv first while its launch holds
+// the block's activations once in shared memory (choose_gemv_launch: x_mode kGemvXOnce);
+// staged per item instead, the mixed GEMM streams faster (rule below). Widths the mixed GEMMs
+// do not take (1, 2, 3, 5, 6 bits) stay on the GEMV.
+bool gemv_first_long_k(const GemmDesc& desc, const GpuSpec& gpu) {
+  const int bits = desc.w.int_format.bits;
+  if (bits != 4 && bits != 8) return true;
+  if (!smxx_gemv_can_implement(desc, gpu).ok()) return false;
+  return smxx_gemv_launch_for(desc, gpu).x_mode == gemv::kGemvXOnce;
 }
 
 std::string strip_prefix(const std::string& message) {
@@ -113,7 +115,6 @@ std::vector<std::string> families_from_env() {
 std::vector<const FamilyEntry*> apply_selection_rules(const GemmDesc& desc, const GpuSpec& gpu,
                                                       const std::string& family,
                                                       std::vector<std::string>* skipped) {
-  (void)gpu;
   const std::vector<std::string> only =
       family.empty() ? families_from_env() : std::vector<std::string>{family};
   const char* why = family.empty() ? "excluded by LOWBIT_CUDA_FAMILIES" : "not the family asked for";
@@ -149,15 +150,16 @@ std::vector<const FamilyEntry*> apply_selection_rules(const GemmDesc& desc, cons
   // 12.59 / 41.41 / 21.92 against 17.96 / 13.98 / 60.67 / 30.61; W8 per-channel m = 1: 8.99 /
   // 7.80 / 30.45 / 20.57 against 13.81 / 8.08 / 39.46 / 17.52. The exception: long k over few
   // rows (down, k >= 2n), where the GEMV cannot keep the activations staged once (k x m x 2
-  // bytes beside its ring exceed an SM's shared memory) and the mixed GEMM's split-K often
-  // streams faster (gemv_first_long_k). Measured (session 13, GEMV v8, down 4096 x 14336, us,
-  // GEMV / mixed at m = 1..8): W4 g128 f16 16.2 / 13.7, 17.5 / 14.3, 20.0 / 22.0, 22.4 / 24.1,
-  // 25.0 / 25.0, 27.7 / 27.0, 31.7 / 28.9, 33.4 / 30.8 (asym the same pattern); W8 per-channel
-  // 20.9 / 17.6, 21.5 / 18.1, 22.5 / 19.2, 25.1 / 20.9, 27.9 / 22.9, 30.3 / 34.8, 32.8 / 36.3,
-  // 36.3 / 37.6.
+  // bytes beside its ring exceed an SM's shared memory) and the mixed GEMM's split-K then
+  // streams faster (gemv_first_long_k). Measured (session 14, H200, down 4096 x 14336, us,
+  // default launch and plan; GEMV with 2-slot rings): W4 g128 f16 GEMV (x once) at m = 1..6
+  // 12.52 / 12.68 / 12.94 / 13.23 / 14.93 / 17.62 against sm80_mixed_gemm 14.16 / 14.65 /
+  // 17.65 / 19.21 / 21.22 / 23.11; m = 7 / 8 sm80_mixed_gemm 22.64 / 22.61 against the GEMV
+  // staging per item (4-slot rings: 31.57 / 33.60); W8 per-channel GEMV m = 1..5 17.60 / 17.87 /
+  // 19.23 / 22.39 / 22.76 against 18.03 / 18.57 / 19.71 / 21.29 / 23.33, m = 6..8 sm80 27.8-27.9
+  // against the GEMV per item 30.5-36.7.
   const bool long_k = desc.k >= 2 * desc.n;
-  const int bits = desc.w.kind == WeightKind::kInt ? desc.w.int_format.bits : 0;
-  if (desc.w.kind == WeightKind::kInt && desc.m <= kGemvFirstMaxM && (!long_k || gemv_first_long_k(bits, desc.m))) {
+  if (desc.w.kind == WeightKind::kInt && desc.m <= kGemvFirstMaxM && (!long_k || gemv_first_long_k(desc, gpu))) {
     auto gemv = std::find_if(order.begin(), order.end(),
                              [&](const FamilyEntry* f) { return std::string(f->name) == kSmxxGemvName; });
     if (gemv != order.end()) std::rotate(order.begin(), gemv, gemv + 1);

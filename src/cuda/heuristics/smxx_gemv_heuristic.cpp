@@ -44,6 +44,32 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   const bool one_block = staged || few_tiles;
   int warps = static_cast<int>(std::min<int64_t>(one_block ? 16 : 8, chunks));
   int bps = one_block ? 1 : 2, force_table = -1;
+  l.depth = ring_depth(s.bits);
+  l.slot_bytes = ring_slot_bytes(s.bits, s.slots, s.zeros);
+  // Long k with staged activations: fewer warps when that is what lets the block hold its
+  // activations once (each warp's chunks staged once per call) instead of per item. A warp
+  // then owns more chunks (a larger share of x) but the rings shrink by more. Session 14,
+  // H200, down (k = 14336, 56 chunks), W4 g128 f16, 2-slot rings, us, 16 / 12 / 8 warps:
+  // m = 4 13.28 (once) / 14.17 / 16.82; m = 5 23.93 (per item) / 14.96 (once) / 17.25;
+  // m = 6 27.36 / 28.97 (per item) / 17.69 (once). The largest count that fits wins; not
+  // below 8 warps (no measurement there).
+  if (gemv_stages_x(s.layout, s.m) && one_block && std::getenv("LOWBIT_GEMV_XONCE") == nullptr) {
+    const std::size_t block_smem = static_cast<std::size_t>(std::max(gpu.smem_per_sm, 96 * 1024)) - 1024;
+    auto once_fits = [&](int w) {
+      const int64_t per_warp = ceil_div(chunks, w);
+      const std::size_t ring = static_cast<std::size_t>(w) * l.depth * l.slot_bytes;
+      const std::size_t table = static_cast<std::size_t>(w) * per_warp * s.slots * 4 * kCorrEntryBytes;
+      const std::size_t parts = 2 * static_cast<std::size_t>(w) * s.m * kTileRows * sizeof(float);
+      const std::size_t once = static_cast<std::size_t>(w) * per_warp * s.m * kSliceBytes;
+      return ring + table + parts + once <= block_smem;
+    };
+    if (!once_fits(warps))
+      for (int w : {12, 8})
+        if (w < warps && once_fits(w)) {
+          warps = w;
+          break;
+        }
+  }
   if (const char* env = std::getenv("LOWBIT_GEMV_LAUNCH")) {
     int w = -1, b = -1, c = -1;
     if (std::sscanf(env, "%d,%d,%d", &w, &b, &c) >= 1) {
@@ -54,8 +80,6 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   }
   l.warps = warps;
   l.blocks_per_sm = bps;
-  l.depth = ring_depth(s.bits);
-  l.slot_bytes = ring_slot_bytes(s.bits, s.slots, s.zeros);
 
   // Shared memory: [rings][correction tables][partial sums][activation buffers (tiled
   // layout: m x 512 bytes per warp)]; 16-byte multiples.
