@@ -8,6 +8,8 @@
 // and k (n = 576, 144; k = 400), m = 1 .. 8192. Cases named *Large* are the slow ones
 // (skipped with LOWBIT_TEST_SMALL=1, as under compute-sanitizer).
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <sstream>
 #include <string>
@@ -136,18 +138,22 @@ void run_case(const Mode& mode, int64_t m, int64_t n, int64_t k, DType out, bool
   check(g, make_operands(d, static_cast<uint32_t>(m * 131 + n * 7 + k)));
 }
 
-// Through a forced plan (the implementation directly, as the Gemm would hold it).
-void run_plan(const Mode& mode, int64_t m, int64_t n, int64_t k, int config, int splits) {
+// Through a forced plan (the implementation directly, as the Gemm would hold it). Returns the
+// output bytes (for determinism checks).
+std::vector<uint8_t> run_plan(const Mode& mode, int64_t m, int64_t n, int64_t k, int config, int splits,
+                              int sk_tiles = 0, int grid = 0) {
   const GemmDesc d = desc_of(mode, m, n, k, DType::kBF16, true);
-  SCOPED_TRACE(d.describe() + " config " + cuda::kSm90Fp8Configs[config].tag + " splits " + std::to_string(splits));
-  const Operands o = make_operands(d, static_cast<uint32_t>(7 * config + splits));
-  auto impl = cuda::sm90_fp8_gemm_make_with_plan(d, cuda::gpu_spec(0), cuda::Sm90Fp8Plan{config, splits, ""});
+  SCOPED_TRACE(d.describe() + " config " + cuda::kSm90Fp8Configs[config].tag + " splits " + std::to_string(splits) +
+               " stream-K tiles " + std::to_string(sk_tiles) + " grid " + std::to_string(grid));
+  const Operands o = make_operands(d, static_cast<uint32_t>(7 * config + splits + 3 * sk_tiles));
+  auto impl = cuda::sm90_fp8_gemm_make_with_plan(d, cuda::gpu_spec(0), cuda::Sm90Fp8Plan{config, splits, sk_tiles, grid, ""});
   const PackedWeight pw = impl->pack(o.qw);
   DeviceBuffer d_a(o.qa.codes), d_as(bytes_of(gemm_a_scales(o.qa))), d_w(pw.data), d_ws(pw.scales);
   DeviceBuffer d_bias(encode(o.bias, d.out_dtype));
   DeviceBuffer d_out(static_cast<std::size_t>(d.m * d.n) * 2), workspace(impl->workspace_size());
   StreamHolder stream;
   d_out.poison(stream.get());
+  workspace.poison(stream.get());
   GemmArgs args;
   args.a = d_a.get();
   args.a_scales = d_as.get();
@@ -155,12 +161,15 @@ void run_plan(const Mode& mode, int64_t m, int64_t n, int64_t k, int config, int
   args.bias = d_bias.get();
   args.out = d_out.get();
   const Status s = impl->run(args, workspace.get(), stream.get());
-  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_TRUE(s.ok()) << s.message();
+  if (!s.ok()) return {};
   stream.sync();
-  const std::vector<float> out = decode(d_out.download(), d.out_dtype, d.m * d.n);
-  ASSERT_EQ(count_non_finite(out), 0) << impl->name();
+  const std::vector<uint8_t> bytes = d_out.download();
+  const std::vector<float> out = decode(bytes, d.out_dtype, d.m * d.n);
+  EXPECT_EQ(count_non_finite(out), 0) << impl->name();
   const double err = relative_error(out.data(), o.ref.data(), static_cast<int64_t>(out.size()));
   EXPECT_LE(err, tolerance(d.out_dtype)) << "relative Frobenius error " << err << ", " << impl->name();
+  return bytes;
 }
 
 const std::vector<int64_t> kMs = {1, 2, 7, 16, 33, 64, 65, 100, 257};
@@ -202,7 +211,31 @@ TEST(sm90_fp8_gemm, forced_plans) {
   LOWBIT_REQUIRE_HOPPER();
   for (int c = 0; c < cuda::kSm90Fp8ConfigCount; ++c)
     for (int splits : {1, 2, 3, 7})
-      for (const Mode& mode : {kTensor, kBlock}) run_plan(mode, 70, 320, 7 * 128 - 48, c, splits);
+      for (const Mode& mode : {kTensor, kBlock}) (void)run_plan(mode, 70, 320, 7 * 128 - 48, c, splits);
+}
+
+// Stream-K (the last sk tiles' K iterations cut evenly among the CTAs, a tile shared by
+// several CTAs finished by the last to arrive): 1 to 7 parts per tile, ranges that are whole
+// tiles, CTAs with empty ranges (more CTAs than iterations), whole-K tiles after the run,
+// every mode; the same bytes on a second run (the parts are summed in K order whoever
+// arrives last).
+TEST(sm90_fp8_gemm, stream_k) {
+  LOWBIT_REQUIRE_HOPPER();
+  // m = 200, n = 320, k = 848 (7 K blocks, the last partial): 6 tiles of m128n128, 12 of
+  // m64n128 (m = 70: 6), 15 of m128n192 / m64n64 (m = 70: 10).
+  struct Case {
+    int config, sk, grid;
+  };
+  const Case cases[] = {{1, 6, 4}, {1, 6, 40}, {1, 4, 30}, {1, 3, 3}, {1, 2, 4}, {3, 4, 5},
+                        {3, 2, 11}, {0, 6, 9}, {2, 10, 7}, {2, 3, 0}};
+  for (const Mode& mode : {kTensor, kRow, kBlock})
+    for (const Case& c : cases) {
+      const int64_t m = cuda::kSm90Fp8Configs[c.config].consumers == 2 ? 200 : 70;
+      const std::vector<uint8_t> a = run_plan(mode, m, 320, 7 * 128 - 48, c.config, 1, c.sk, c.grid);
+      if (::testing::Test::HasFailure()) return;
+      EXPECT_TRUE(a == run_plan(mode, m, 320, 7 * 128 - 48, c.config, 1, c.sk, c.grid))
+          << "stream-K output differs between two runs: config " << c.config << " sk " << c.sk << " grid " << c.grid;
+    }
 }
 
 // The plan's choices where the measurements (H200, lowbit bench, docs/kernels/fp8_gemm.md)
@@ -218,6 +251,26 @@ TEST(sm90_fp8_gemm, plan_follows_measurements) {
   EXPECT_EQ(tag(1024, 4096, 4096), "m128n128");
   EXPECT_EQ(tag(1024, 4096, 14336), "m128n128");
   EXPECT_EQ(tag(1024, 6144, 4096), "m128n192");
+  // Stream-K only where it measured faster (Suite 2: n576 / n512 x k7168 at m = 6144, and
+  // 4608 x 7168 at m = 1024); nowhere in Suite 1.
+  auto sk = [](int64_t m, int64_t n, int64_t k) {
+    const cuda::Sm90Fp8Plan p = cuda::sm90_fp8_gemm_plan(m, n, k, 132);
+    return p.sk_tiles > 0 ? std::string(cuda::kSm90Fp8Configs[p.config].tag) + " sk" + std::to_string(p.sk_tiles)
+                          : std::string("none");
+  };
+  EXPECT_EQ(sk(6144, 576, 7168), "m128n192 sk144");
+  EXPECT_EQ(sk(6144, 512, 7168), "m128n128 sk192");
+  EXPECT_EQ(sk(1024, 4608, 7168), "m128n192 sk192");
+  const int64_t suite2[][2] = {{1536, 7168}, {3072, 1536}, {576, 7168}, {7168, 256}, {7168, 2048},
+                               {4608, 7168}, {7168, 2304}, {512, 7168},  {4096, 512}};
+  for (int64_t m : {1024, 6144})
+    for (const auto& nk : suite2) {
+      const bool expected = (m == 6144 && (nk[0] == 576 || nk[0] == 512)) || (m == 1024 && nk[0] == 4608);
+      if (!expected) EXPECT_EQ(sk(m, nk[0], nk[1]), "none") << m << " x " << nk[0] << " x " << nk[1];
+    }
+  const int64_t suite1[][2] = {{6144, 4096}, {4096, 4096}, {28672, 4096}, {4096, 14336}};
+  for (int64_t m : {1, 16, 17, 64, 65, 256, 1024, 4096})
+    for (const auto& nk : suite1) EXPECT_EQ(sk(m, nk[0], nk[1]), "none") << m << " x " << nk[0] << " x " << nk[1];
 }
 
 TEST(sm90_fp8_gemm, deterministic) {
@@ -270,6 +323,59 @@ TEST(sm90_fp8_gemm, Large_shapes) {
   run_case(kBlock, 8192, 576, 1024, DType::kBF16, false);
   run_case(kTensor, 1024, 4096, 4096, DType::kBF16, true);
   run_case(kBlock, 4096, 7168, 2048, DType::kBF16, false);
+}
+
+}  // namespace
+}  // namespace lowbit::test
+
+namespace lowbit::test {
+namespace {
+
+// A dev probe (run with --gtest_also_run_disabled_tests): LOWBIT_SM90_FP8_PROBE=
+// "m,n,k,config,splits,sk_tiles,grid" times that forced plan in block mode (bf16 out), 200
+// back-to-back launches on one set of operands (L2-resident for small shapes: for comparing
+// plans with each other, not for figures; `lowbit bench` gives those), and runs it once more
+// alone for a profiler.
+TEST(sm90_fp8_gemm_probe, DISABLED_time) {
+  LOWBIT_REQUIRE_HOPPER();
+  const char* env = std::getenv("LOWBIT_SM90_FP8_PROBE");
+  if (env == nullptr) GTEST_SKIP() << "set LOWBIT_SM90_FP8_PROBE=m,n,k,config,splits,sk_tiles,grid";
+  std::vector<int64_t> v;
+  std::stringstream list(env);
+  std::string item;
+  while (std::getline(list, item, ',')) v.push_back(std::stoll(item));
+  ASSERT_EQ(v.size(), 7u) << env;
+  const GemmDesc d = desc_of(kBlock, v[0], v[1], v[2], DType::kBF16, false);
+  std::mt19937 rng(1);
+  const std::vector<float> w = graded(rng, d.n, d.k), a = graded(rng, d.m, d.k);
+  const Fp8Tensor qw = quantize_fp8(w.data(), d.n, d.k, d.w.fp8);
+  const Fp8Tensor qa = quantize_fp8(a.data(), d.m, d.k, Fp8Format{DType::kE4M3, d.a.fp8_scaling});
+  auto impl = cuda::sm90_fp8_gemm_make_with_plan(
+      d, cuda::gpu_spec(0),
+      cuda::Sm90Fp8Plan{static_cast<int>(v[3]), static_cast<int>(v[4]), static_cast<int>(v[5]), static_cast<int>(v[6]), ""});
+  const PackedWeight pw = impl->pack(qw);
+  DeviceBuffer d_a(qa.codes), d_as(bytes_of(gemm_a_scales(qa))), d_w(pw.data), d_ws(pw.scales);
+  DeviceBuffer d_out(static_cast<std::size_t>(d.m * d.n) * 2), workspace(impl->workspace_size());
+  StreamHolder stream;
+  GemmArgs args;
+  args.a = d_a.get();
+  args.a_scales = d_as.get();
+  args.w = WeightView{d_w.get(), d_ws.get(), nullptr, nullptr};
+  args.out = d_out.get();
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(impl->run(args, workspace.get(), stream.get()).ok());
+  cudaEvent_t e0, e1;
+  LOWBIT_CUDA_CHECK(cudaEventCreate(&e0));
+  LOWBIT_CUDA_CHECK(cudaEventCreate(&e1));
+  LOWBIT_CUDA_CHECK(cudaEventRecord(e0, stream.get()));
+  for (int i = 0; i < 200; ++i) ASSERT_TRUE(impl->run(args, workspace.get(), stream.get()).ok());
+  LOWBIT_CUDA_CHECK(cudaEventRecord(e1, stream.get()));
+  stream.sync();
+  float ms = 0.f;
+  LOWBIT_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+  std::printf("probe %s %s: %.2f us per call (stream launches)\n", d.describe().c_str(), impl->name().c_str(),
+              1000.0 * ms / 200);
+  LOWBIT_CUDA_CHECK(cudaEventDestroy(e0));
+  LOWBIT_CUDA_CHECK(cudaEventDestroy(e1));
 }
 
 }  // namespace

@@ -36,6 +36,7 @@
 #include "cuda/fp8_gemm/sm90_fp8_gemm_params.hpp"
 #include "cuda/ptx/cp_async_bulk.cuh"
 #include "cuda/ptx/cvta.cuh"
+#include "cuda/ptx/gpu_flag.cuh"
 #include "cuda/ptx/mbarrier.cuh"
 #include "cuda/ptx/named_barrier.cuh"
 #include "cuda/ptx/smxx_config.hpp"
@@ -45,18 +46,38 @@
 namespace lowbit::cuda::sm90fp8 {
 
 // The unit -> (tile_m, tile_n, split) map and each split's K-block range, shared by the
-// producer and the consumers (they must agree exactly).
+// producer and the consumers (they must agree exactly). With stream-K the units are the
+// tiles after the first sk_tiles (`tile0`).
 struct Unit {
   int tile_m, tile_n, split, kb_begin, kb_end;
 };
-__device__ __forceinline__ Unit unit_of(const Sm90Fp8Params& p, int u) {
+__device__ __forceinline__ Unit unit_of(const Sm90Fp8Params& p, int u, int tile0 = 0) {
   Unit r;
   r.split = u % p.splits;
-  const int t = u / p.splits;
+  const int t = tile0 + u / p.splits;
   r.tile_m = t % p.tiles_m;  // m fastest: CTAs working at once share W tiles in L2
   r.tile_n = t / p.tiles_m;
   r.kb_begin = static_cast<int>(int64_t(r.split) * p.k_blocks / p.splits);
   r.kb_end = static_cast<int>(int64_t(r.split + 1) * p.k_blocks / p.splits);
+  return r;
+}
+
+// Stream-K (kStreamK kernels): the K iterations of the first sk_tiles tiles, tile after tile,
+// are one run of sk_tiles * k_blocks iterations; CTA c takes [sk_begin(c), sk_begin(c + 1))
+// first, then its whole-K units. A tile that two or more CTAs share is finished by the last of
+// them to arrive (sm90_fp8_gemm_kernel); the others' parts overlap the whole-K work.
+__device__ __forceinline__ int64_t sk_begin(const Sm90Fp8Params& p, int c) {
+  return int64_t(c) * (int64_t(p.sk_tiles) * p.k_blocks) / gridDim.x;
+}
+// The stream-K segment that starts at iteration `pos` (< end): tile st = pos / k_blocks.
+__device__ __forceinline__ Unit sk_segment(const Sm90Fp8Params& p, int64_t pos, int64_t end, int& st) {
+  st = static_cast<int>(pos / p.k_blocks);
+  Unit r;
+  r.split = 0;
+  r.kb_begin = static_cast<int>(pos - int64_t(st) * p.k_blocks);
+  r.kb_end = static_cast<int>(min(int64_t(p.k_blocks), r.kb_begin + (end - pos)));
+  r.tile_m = st % p.tiles_m;
+  r.tile_n = st / p.tiles_m;
   return r;
 }
 
@@ -85,7 +106,7 @@ __device__ __forceinline__ float2 load_bias2(const void* bias, int col, int bf16
   return __half22float2(reinterpret_cast<const __half2*>(bias)[col / 2]);
 }
 
-template <int kConsumers, int BN, int kStages, bool kBlock>
+template <int kConsumers, int BN, int kStages, bool kBlock, bool kStreamK>
 __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     sm90_fp8_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_w,
                          const __grid_constant__ CUtensorMap tmap_sa, const __grid_constant__ CUtensorMap tmap_out,
@@ -138,8 +159,7 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
       ptx::tma_prefetch_descriptor(&tmap_w);
       if constexpr (kBlock) ptx::tma_prefetch_descriptor(&tmap_sa);
       uint32_t it = 0;
-      for (int u = blockIdx.x; u < p.units; u += gridDim.x) {
-        const Unit un = unit_of(p, u);
+      auto load_unit = [&](const Unit& un) {
         const int m0 = un.tile_m * BM, n0 = un.tile_n * BN;
         for (int kb = un.kb_begin; kb < un.kb_end; ++kb, ++it) {
           const int s = static_cast<int>(it % kStages);
@@ -151,6 +171,18 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
           ptx::tma_load_2d(st + kATile, &tmap_w, kb * BK, n0, full(s));
           if constexpr (kBlock) ptx::tma_load_2d(ptx::cvta_shared(sa_smem + s * BM), &tmap_sa, m0, kb, full(s));
         }
+      };
+      if constexpr (kStreamK) {
+        const int64_t end = sk_begin(p, blockIdx.x + 1);
+        for (int64_t pos = sk_begin(p, blockIdx.x); pos < end;) {
+          int st;
+          const Unit un = sk_segment(p, pos, end, st);
+          load_unit(un);
+          pos += un.kb_end - un.kb_begin;
+        }
+        for (int u = blockIdx.x; u < p.units; u += gridDim.x) load_unit(unit_of(p, u, p.sk_tiles));
+      } else {
+        for (int u = blockIdx.x; u < p.units; u += gridDim.x) load_unit(unit_of(p, u));
       }
     }
     return;
@@ -214,8 +246,11 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     }
   };
 
-  for (int u = blockIdx.x; u < p.units; u += gridDim.x) {
-    const Unit un = unit_of(p, u);
+  // One unit or stream-K segment: `sk` its stream-K tile (-1: none), `first_sk` whether it is
+  // this CTA's first stream-K segment (which of its two part slots it uses).
+  auto compute_unit = [&](const Unit& un, int sk, bool first_sk) {
+    (void)sk;
+    (void)first_sk;
     const int m0 = un.tile_m * BM, n0 = un.tile_n * BN;
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
@@ -231,6 +266,7 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
       return make_float2(__ldg(sw0 + kb), kTwoScaleBlocks ? __ldg(sw1 + kb) : 0.f);
     };
     const int nk = un.kb_end - un.kb_begin;
+    const bool sk_part = kStreamK && sk >= 0 && (un.kb_begin > 0 || un.kb_end < p.k_blocks);
     auto k_loop = [&](auto hi_from) {
       float2 sw_next = load_sw(un.kb_begin);
       for (int i = 0; i < nk; ++i) {
@@ -251,6 +287,93 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
       k_loop(std::integral_constant<int, BN / 8>{});
     }
     it += nk;
+
+    // ---------------- stream-K: a part of a tile ----------------
+    // Each consumer warpgroup handles its 64 rows on its own. Every CTA runs its stream-K
+    // range first, all from the start of the kernel at about the same speed, so the part of a
+    // tile that ends last is known in advance: the one whose segment ends furthest into its
+    // CTA's range (ties: the lowest CTA). That part finishes the tile; the others store
+    // themselves in their CTA's slot (its first or its last stream-K segment), count
+    // themselves stored (gpu_flag.cuh: release, no wait) and go on. A finisher waits only for
+    // parts that are its CTA's successors' first segments (or their whole ranges), which come
+    // before anything those CTAs could wait for: all CTAs are resident (one per SM, grid <=
+    // SMs), so the wait ends. The finisher adds the parts to its registers in K order,
+    // ((p0 + p1) + p2) + ..., its own part taking its place (x + y = y + x exactly): the same
+    // bits every run.
+    if constexpr (kStreamK) {
+      if (sk_part) {
+        constexpr int kSlotFloats = BM * BN;  // fragment order: float2 (j2, t) at 2 (128 j2 + t)
+        auto slot_of = [&](int c, bool first) {
+          return reinterpret_cast<float2*>(p.sk_partial + (int64_t(2 * c + (first ? 0 : 1)) * kSlotFloats +
+                                                            wg * (kSlotFloats / kConsumers))) + t;
+        };
+        // The tile's parts: CTAs c_first.. whose iteration ranges meet it (empty ranges
+        // skipped); the finisher: the largest (end of the part - start of its CTA's range).
+        const int64_t tile_lo = int64_t(sk) * p.k_blocks, tile_hi = tile_lo + p.k_blocks;
+        const int grid = static_cast<int>(gridDim.x);
+        int c_first = static_cast<int>(tile_lo * grid / (int64_t(p.sk_tiles) * p.k_blocks));
+        while (c_first + 1 < grid && sk_begin(p, c_first + 1) <= tile_lo) ++c_first;
+        int parts = 0, finisher = -1;
+        int64_t latest = -1;
+        for (int c = c_first; c < grid; ++c) {
+          const int64_t b = sk_begin(p, c);
+          if (b >= tile_hi) break;
+          const int64_t e = sk_begin(p, c + 1);
+          if (e == b) continue;
+          ++parts;
+          const int64_t ends_at = min(e, tile_hi) - b;
+          if (ends_at > latest) {
+            latest = ends_at;
+            finisher = c;
+          }
+        }
+        int* const stored = p.sk_counters + sk * kConsumers + wg;
+        if (finisher != static_cast<int>(blockIdx.x)) {
+          float2* const mine = slot_of(blockIdx.x, first_sk);
+#pragma unroll
+          for (int j2 = 0; j2 < BN / 4; ++j2) __stcg(mine + 128 * j2, make_float2(acc[2 * j2], acc[2 * j2 + 1]));
+          ptx::named_barrier_sync(1 + wg, 128);
+          if (t == 0) ptx::red_release_gpu_add(stored, 1);
+          return;
+        }
+        if (t == 0) ptx::wait_eq_acquire_gpu(stored, parts - 1);
+        ptx::named_barrier_sync(1 + wg, 128);
+        // The sum in K order, ((p0 + p1) + p2) + ...: with at most one part before this CTA's,
+        // its own registers take their place (p0 + own = own + p0 exactly); with more, it
+        // stores its own part too and sums every part from memory.
+        int before = 0;
+        for (int c = c_first; c < static_cast<int>(blockIdx.x); ++c) before += sk_begin(p, c + 1) > sk_begin(p, c);
+        const bool from_memory = before >= 2;
+        if (from_memory) {
+          float2* const mine = slot_of(blockIdx.x, first_sk);
+#pragma unroll
+          for (int j2 = 0; j2 < BN / 4; ++j2) __stcg(mine + 128 * j2, make_float2(acc[2 * j2], acc[2 * j2 + 1]));
+        }
+        bool first_part = true;
+        for (int c = c_first; c < grid; ++c) {
+          const int64_t b = sk_begin(p, c);
+          if (b >= tile_hi) break;
+          if (sk_begin(p, c + 1) == b) continue;
+          if (c == static_cast<int>(blockIdx.x) && !from_memory) {
+            first_part = false;
+            continue;
+          }
+          const float2* src = slot_of(c, b >= tile_lo);
+#pragma unroll
+          for (int j2 = 0; j2 < BN / 4; ++j2) {
+            const float2 v = __ldcg(src + 128 * j2);
+            if (first_part && from_memory) {
+              acc[2 * j2] = v.x;
+              acc[2 * j2 + 1] = v.y;
+            } else {
+              acc[2 * j2] = first_part ? v.x + acc[2 * j2] : acc[2 * j2] + v.x;
+              acc[2 * j2 + 1] = first_part ? v.y + acc[2 * j2 + 1] : acc[2 * j2 + 1] + v.y;
+            }
+          }
+          first_part = false;
+        }
+      }
+    }
 
     // Epilogue scales (tensor / row modes), loaded before any store so that no load waits
     // behind a store it might alias.
@@ -297,7 +420,7 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
           ptx::tma_store_2d(&tmap_out, my_boxes + b * kOutBox, n0 + 64 * b, m0 + 64 * wg);
         ptx::tma_store_commit();
       }
-      continue;
+      return;
     }
 
     // ---------------- split-K: fp32 partial sums -> workspace ----------------
@@ -313,6 +436,21 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
         *reinterpret_cast<float2*>(p.partial + idx) = make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
       }
     }
+  };
+
+  if constexpr (kStreamK) {
+    const int64_t end = sk_begin(p, blockIdx.x + 1);
+    bool first_sk = true;
+    for (int64_t pos = sk_begin(p, blockIdx.x); pos < end;) {
+      int st;
+      const Unit un = sk_segment(p, pos, end, st);
+      compute_unit(un, st, first_sk);
+      first_sk = false;
+      pos += un.kb_end - un.kb_begin;
+    }
+    for (int u = blockIdx.x; u < p.units; u += gridDim.x) compute_unit(unit_of(p, u, p.sk_tiles), -1, false);
+  } else {
+    for (int u = blockIdx.x; u < p.units; u += gridDim.x) compute_unit(unit_of(p, u), -1, false);
   }
   // The staging boxes must stay valid until the last TMA store has read them.
   if (t == 0) ptx::tma_store_wait_all();

@@ -31,7 +31,7 @@ Status encode_2d(CUtensorMap* map, CUtensorMapDataType type, const void* base, u
 class Sm90Fp8GemmImpl final : public detail::GemmImpl {
  public:
   Sm90Fp8GemmImpl(const GemmDesc& desc, const GpuSpec& gpu, const Sm90Fp8Plan& plan)
-      : d_(desc), device_(gpu.device), sm_count_(gpu.sm_count), plan_(plan) {
+      : d_(desc), device_(gpu.device), plan_(plan) {
     if (plan_.config < 0 || plan_.config >= kSm90Fp8ConfigCount)
       throw Error(std::string(kWho) + "no configuration " + std::to_string(plan_.config));
     const int64_t k_blocks = fp8_k_blocks(d_.k);
@@ -42,6 +42,20 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
     const Sm90Fp8Config& c = kSm90Fp8Configs[plan_.config];
     bm_ = 64 * c.consumers;
     bn_ = c.block_n;
+    consumers_ = c.consumers;
+    tiles_ = ((d_.m + bm_ - 1) / bm_) * ((d_.n + bn_ - 1) / bn_);
+    if (plan_.sk_tiles < 0 || plan_.sk_tiles > tiles_ || (plan_.sk_tiles > 0 && plan_.splits != 1))
+      throw Error(std::string(kWho) + "stream-K tiles must be in 0.." + std::to_string(tiles_) +
+                  " with splits == 1, got " + std::to_string(plan_.sk_tiles) + " (splits " +
+                  std::to_string(plan_.splits) + ")");
+    // Stream-K's finishers wait for parts of other CTAs: every CTA must be able to be resident
+    // at once (one per SM).
+    if (plan_.grid < 0 || plan_.grid > gpu.sm_count)
+      throw Error(std::string(kWho) + "grid must be in 0.." + std::to_string(gpu.sm_count) + " (the SM count), got " +
+                  std::to_string(plan_.grid));
+    const int64_t units = plan_.sk_tiles > 0 ? tiles_ - plan_.sk_tiles + int64_t(plan_.sk_tiles) * k_blocks
+                                             : tiles_ * plan_.splits;
+    grid_ = static_cast<int>(std::min<int64_t>(units, plan_.grid > 0 ? plan_.grid : gpu.sm_count));
     int current = 0;
     LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
     if (current != device_) LOWBIT_CUDA_CHECK(cudaSetDevice(device_));
@@ -53,10 +67,14 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
 
   std::string name() const override {
     return std::string(kSm90Fp8GemmName) + "_" + (block_ ? "block" : "scaled") + "_" +
-           kSm90Fp8Configs[plan_.config].tag + "_s" + std::to_string(plan_.splits);
+           kSm90Fp8Configs[plan_.config].tag + "_s" + std::to_string(plan_.splits) +
+           (plan_.sk_tiles > 0 ? "_sk" + std::to_string(plan_.sk_tiles) : std::string());
   }
   std::string weight_layout() const override { return kFp8NkLayout; }
+  // Split-K: the (splits, m, n) fp32 partial sums. Stream-K: the stored-parts counters
+  // (sk_tiles x consumers, padded to 256 bytes), then two tile-sized fp32 slots per CTA.
   std::size_t workspace_size() const override {
+    if (plan_.sk_tiles > 0) return sk_counter_bytes() + static_cast<std::size_t>(grid_) * 2 * bm_ * bn_ * 4;
     return plan_.splits > 1 ? static_cast<std::size_t>(plan_.splits) * d_.m * d_.n * 4 : 0;
   }
   PackedWeight pack(const Fp8Tensor& w) const override { return pack_fp8_nk(w, d_, kWho); }
@@ -74,7 +92,7 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
     if (!aligned(args.w.scales, 4)) return misaligned("the weight scales", 4);
     if (!aligned(args.out, 16)) return misaligned("out", 16);
     if (d_.has_bias && !aligned(args.bias, 4)) return misaligned("bias", 4);
-    if (plan_.splits > 1) {
+    if (plan_.splits > 1 || plan_.sk_tiles > 0) {
       if (workspace == nullptr)
         return Status::Fail(std::string(kWho) + "needs workspace_size() bytes of workspace (" + d_.describe() + ")");
       if (!aligned(workspace, 16)) return misaligned("workspace", 16);
@@ -112,9 +130,15 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
     p.tiles_m = static_cast<int>((d_.m + bm_ - 1) / bm_);
     p.tiles_n = static_cast<int>((d_.n + bn_ - 1) / bn_);
     p.splits = plan_.splits;
-    const int64_t units = int64_t(p.tiles_m) * p.tiles_n * p.splits;
-    if (units > (int64_t(1) << 31) - 1) return Status::Fail(std::string(kWho) + "too many tiles (" + d_.describe() + ")");
+    const int64_t units = int64_t(p.tiles_m) * p.tiles_n * p.splits - plan_.sk_tiles;
+    if (int64_t(p.tiles_m) * p.tiles_n * p.splits > (int64_t(1) << 31) - 1)
+      return Status::Fail(std::string(kWho) + "too many tiles (" + d_.describe() + ")");
     p.units = static_cast<int>(units);
+    p.sk_tiles = plan_.sk_tiles;
+    p.sk_counters = plan_.sk_tiles > 0 ? static_cast<int*>(workspace) : nullptr;
+    p.sk_partial = plan_.sk_tiles > 0
+                       ? reinterpret_cast<float*>(static_cast<char*>(workspace) + sk_counter_bytes())
+                       : nullptr;
     p.sa = static_cast<const float*>(args.a_scales);
     p.sw = static_cast<const float*>(args.w.scales);
     p.sa_per_row = d_.a.fp8_scaling == Fp8Scaling::kPerRow;
@@ -122,21 +146,28 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
     p.bias = d_.has_bias ? args.bias : nullptr;
     p.out = args.out;
     p.out_bf16 = d_.out_dtype == DType::kBF16;
-    p.partial = static_cast<float*>(workspace);
-    const int grid = static_cast<int>(std::min<int64_t>(units, sm_count_));
+    p.partial = plan_.splits > 1 ? static_cast<float*>(workspace) : nullptr;
     const cudaStream_t st = reinterpret_cast<cudaStream_t>(stream);
-    if (Status s = sm90_fp8_gemm_launch(plan_.config, block_, map_a, map_w, map_sa, map_out, p, grid, st); !s.ok()) return s;
+    if (plan_.sk_tiles > 0)
+      LOWBIT_CUDA_TRY(cudaMemsetAsync(workspace, 0, static_cast<std::size_t>(plan_.sk_tiles) * consumers_ * 4, st));
+    if (Status s = sm90_fp8_gemm_launch(plan_.config, block_, map_a, map_w, map_sa, map_out, p, grid_, st); !s.ok())
+      return s;
     if (plan_.splits > 1) return sm90_fp8_gemm_reduce(p, st);
     return Status::Ok();
   }
 
  private:
+  std::size_t sk_counter_bytes() const {
+    return (static_cast<std::size_t>(plan_.sk_tiles) * consumers_ * 4 + 255) / 256 * 256;
+  }
+
   GemmDesc d_;
   int device_ = 0;
-  int sm_count_ = 0;
   Sm90Fp8Plan plan_;
   bool block_ = false;
-  int bm_ = 64, bn_ = 128;
+  int bm_ = 64, bn_ = 128, consumers_ = 1;
+  int64_t tiles_ = 0;
+  int grid_ = 1;
 };
 
 }  // namespace

@@ -16,19 +16,27 @@ constexpr bool fits() {
 static_assert(fits<0>() && fits<1>() && fits<2>() && fits<3>(),
               "a configuration needs more than 227 KB of shared memory");
 
-template <int C, bool kBlock>
+template <int C, bool kBlock, bool kStreamK>
 KernelFn kernel_of() {
   constexpr Sm90Fp8Config c = kSm90Fp8Configs[C];
-  return &sm90fp8::sm90_fp8_gemm_kernel<c.consumers, c.block_n, c.stages, kBlock>;
+  return &sm90fp8::sm90_fp8_gemm_kernel<c.consumers, c.block_n, c.stages, kBlock, kStreamK>;
 }
 
-KernelFn kernel_for(int config, bool block) {
+template <int C>
+KernelFn kernel_of(bool block, bool stream_k) {
+  if (block) return stream_k ? kernel_of<C, true, true>() : kernel_of<C, true, false>();
+  return stream_k ? kernel_of<C, false, true>() : kernel_of<C, false, false>();
+}
+
+// Stream-K is a separate instantiation so that the kernels without it are the code they were
+// before it (a shared walk cost them 7% in Suite 2: uniform-register loop state was lost).
+KernelFn kernel_for(int config, bool block, bool stream_k) {
   static_assert(kSm90Fp8ConfigCount == 4, "one line per configuration below");
   switch (config) {
-    case 0: return block ? kernel_of<0, true>() : kernel_of<0, false>();
-    case 1: return block ? kernel_of<1, true>() : kernel_of<1, false>();
-    case 2: return block ? kernel_of<2, true>() : kernel_of<2, false>();
-    case 3: return block ? kernel_of<3, true>() : kernel_of<3, false>();
+    case 0: return kernel_of<0>(block, stream_k);
+    case 1: return kernel_of<1>(block, stream_k);
+    case 2: return kernel_of<2>(block, stream_k);
+    case 3: return kernel_of<3>(block, stream_k);
     default: return nullptr;
   }
 }
@@ -36,17 +44,19 @@ KernelFn kernel_for(int config, bool block) {
 }  // namespace
 
 Status sm90_fp8_gemm_prepare(int config, bool block_scaled) {
-  KernelFn k = kernel_for(config, block_scaled);
-  if (k == nullptr) return Status::Fail("lowbit: sm90_fp8_gemm: no configuration " + std::to_string(config));
-  LOWBIT_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       sm90_fp8_smem_bytes(kSm90Fp8Configs[config])));
+  for (bool stream_k : {false, true}) {
+    KernelFn k = kernel_for(config, block_scaled, stream_k);
+    if (k == nullptr) return Status::Fail("lowbit: sm90_fp8_gemm: no configuration " + std::to_string(config));
+    LOWBIT_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         sm90_fp8_smem_bytes(kSm90Fp8Configs[config])));
+  }
   return Status::Ok();
 }
 
 Status sm90_fp8_gemm_launch(int config, bool block_scaled, const CUtensorMap& a, const CUtensorMap& w,
                             const CUtensorMap& sa, const CUtensorMap& out, const Sm90Fp8Params& p, int grid,
                             cudaStream_t stream) {
-  KernelFn k = kernel_for(config, block_scaled);
+  KernelFn k = kernel_for(config, block_scaled, p.sk_tiles > 0);
   if (k == nullptr) return Status::Fail("lowbit: sm90_fp8_gemm: no configuration " + std::to_string(config));
   const Sm90Fp8Config& c = kSm90Fp8Configs[config];
   k<<<grid, (c.consumers + 1) * 128, sm90_fp8_smem_bytes(c), stream>>>(a, w, sa, out, p);

@@ -33,7 +33,13 @@ struct Sm90Fp8Params {
   int m, n, k;
   int k_blocks;  // ceil(k / 128)
   int tiles_m, tiles_n, splits;
-  int units;  // tiles_m * tiles_n * splits, walked by the persistent CTAs
+  // The walk (sm90_fp8_gemm.cuh): with stream-K, first the first `sk_tiles` tiles as one run
+  // of sk_tiles * k_blocks K iterations cut evenly among the CTAs; then `units` whole-K or
+  // split-K units (the tiles after those), CTA b taking units b, b + grid, ...
+  int units;     // tiles_m * tiles_n * splits, or the whole-K tiles after the stream-K ones
+  int sk_tiles;  // 0: no stream-K (then units covers every tile); > 0 needs splits == 1
+  int* sk_counters;   // (sk_tiles, consumers) parts stored, zeroed before the launch
+  float* sk_partial;  // (grid, 2, BM, BN) fp32 pieces of stream-K tiles (fragment order)
   // kScaled: sa (1) or (m), sw (1) or (n); kBlock: sw (ceil(n/128), k_blocks), sa via TMA.
   const float* sa;
   const float* sw;

@@ -21,6 +21,7 @@
 //   split_us  = splits > 1: the reduce kernel (2 us launch and tail) + writing and reading
 //               the fp32 partials;
 //   time      = max(dram_us, sm_us) + split_us.
+// Then a measured rule may replace the choice by stream-K (below).
 // Checked against the same run: it predicts qkv M=4096 198 us (m128n128, measured 197) and
 // 182 us (m128n192, measured 172), o M=1024 33 / 46 us (measured 33 / 38): the choices match.
 #include "cuda/heuristics/sm90_fp8_gemm_heuristic.hpp"
@@ -43,6 +44,11 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count) {
   // knob for `lowbit bench`; a configuration that does not suit m then leaves the default).
   const char* env = std::getenv("LOWBIT_SM90_FP8_CONFIG");
   const int forced = env != nullptr ? std::atoi(env) : -1;
+  // LOWBIT_SM90_FP8_SK=0: never stream-K; =1: stream-K wherever the rule's first two
+  // conditions hold (measurements).
+  const char* sk_env = std::getenv("LOWBIT_SM90_FP8_SK");
+  const int sk_mode = sk_env != nullptr ? std::atoi(sk_env) : -1;
+  double best_dp_clk = 1e300;  // the chosen whole-tile plan's clocks per SM, for the stream-K rule
   Sm90Fp8Plan best;
   double best_us = 1e300;
   for (int c = 0; c < kSm90Fp8ConfigCount; ++c) {
@@ -56,6 +62,18 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count) {
     const double load_clk = double(std::min<int64_t>(bm, m) + cfg.block_n) * kSm90Fp8BlockK / kLoadBytesPerClk;
     double kblock_clk = std::max(tensor_clk, load_clk);
     if (cfg.consumers == 2) kblock_clk = cfg.block_n == 192 ? 1324.0 : 950.0;
+    auto consider = [&](double us, int splits, int64_t sk, const char* what, double sm_us, double extra_us) {
+      if (us < best_us * 0.999) {
+        best_us = us;
+        best.config = c;
+        best.splits = splits;
+        best.sk_tiles = static_cast<int>(sk);
+        char buf[200];
+        std::snprintf(buf, sizeof(buf), "%s %s: predicted %.1f us (dram %.1f, sm %.1f, extra %.1f)", cfg.tag, what, us,
+                      dram_us, sm_us, extra_us);
+        best.why = buf;
+      }
+    };
     const int max_splits = static_cast<int>(std::min<int64_t>(k_blocks, 32));
     for (int s = 1; s <= max_splits; ++s) {
       const int64_t units = tiles * s;
@@ -64,16 +82,40 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count) {
       const int64_t kb_per_unit = (k_blocks + s - 1) / s;
       const double sm_us = double(waves) * (double(kb_per_unit) * kblock_clk + kUnitClk) / kClockPerUs;
       const double split_us = s > 1 ? kReduceUs + double(m) * n * 4 * s * 2 / kDramBytesPerUs : 0.0;
-      const double us = std::max(dram_us, sm_us) + split_us;
-      if (us < best_us * 0.999) {
-        best_us = us;
-        best.config = c;
-        best.splits = s;
-        char buf[160];
-        std::snprintf(buf, sizeof(buf), "%s split %d: %lld units, predicted %.1f us (dram %.1f, sm %.1f, split %.1f)",
-                      cfg.tag, s, static_cast<long long>(units), us, dram_us, sm_us, split_us);
-        best.why = buf;
-      }
+      char what[64];
+      std::snprintf(what, sizeof(what), "split %d: %lld units", s, static_cast<long long>(units));
+      const double before = best_us;
+      consider(std::max(dram_us, sm_us) + split_us, s, 0, what, sm_us, split_us);
+      if (best_us < before) best_dp_clk = sm_us * kClockPerUs;
+    }
+  }
+  // Stream-K over every tile (sm90_fp8_gemm.cuh) for a two-consumer configuration, at
+  // m >= 1024 (where it was measured; below, the layers are closer to the DRAM bound), when
+  // (1) it has between one and two waves of tiles, the last at most half full, (2) k has at
+  // least 32 blocks (its fixed costs, ~2.5 us for the counters' memset and the parts, are then
+  // small), and (3) its even share of K iterations per SM costs at most 0.85 of the plan
+  // above (the model's clocks). Measured (H200, lowbit bench Suite 2, 2026-11-21): it wins
+  // 9-13% on n=576 / 512, k=7168, m=6144 and is about even on 4608 x 7168 at m=1024; it lost
+  // everywhere else it was tried (short k, less than a wave of tiles, last waves nearly full),
+  // so it is not a model candidate. Of the configurations that qualify, the fewest clocks.
+  if (sk_mode != 0 && m >= 1024) {
+    for (int c = 0; c < kSm90Fp8ConfigCount; ++c) {
+      const Sm90Fp8Config& cfg = kSm90Fp8Configs[c];
+      if (cfg.consumers != 2 || (forced >= 0 && c != forced)) continue;
+      const int64_t tiles = ((m + 127) / 128) * ((n + cfg.block_n - 1) / cfg.block_n);
+      const bool waves_ok = tiles > sm_count && tiles <= 2 * sm_count && tiles - sm_count <= sm_count / 2;
+      if (!waves_ok || k_blocks < 32) continue;
+      const double kblock_clk = cfg.block_n == 192 ? 1324.0 : 950.0;
+      const double sk_clk = std::ceil(double(tiles) * k_blocks / sm_count) * kblock_clk;
+      if (sk_mode != 1 && sk_clk > 0.85 * best_dp_clk) continue;
+      best_dp_clk = sk_clk;
+      best.config = c;
+      best.splits = 1;
+      best.sk_tiles = static_cast<int>(tiles);
+      char buf[200];
+      std::snprintf(buf, sizeof(buf), "%s stream-K over all %lld tiles: %.0f clocks per SM", cfg.tag,
+                    static_cast<long long>(tiles), sk_clk);
+      best.why = buf;
     }
   }
   return best;

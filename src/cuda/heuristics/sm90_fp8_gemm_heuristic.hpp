@@ -10,6 +10,8 @@ namespace lowbit::cuda {
 struct Sm90Fp8Plan {
   int config = 0;  // index into kSm90Fp8Configs
   int splits = 1;  // K splits (>= 1, <= ceil(k / 128))
+  int sk_tiles = 0;  // stream-K over the last sk_tiles tiles (0: none; needs splits == 1)
+  int grid = 0;      // persistent CTAs (0: min(units, SMs); tests force other counts)
   std::string why;  // the model's figures for the choice, for `lowbit bench --explain`-like output
 };
 
