@@ -295,9 +295,9 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     // CTA's range (ties: the lowest CTA). That part finishes the tile; the others store
     // themselves in their CTA's slot (its first or its last stream-K segment), count
     // themselves stored (gpu_flag.cuh: release, no wait) and go on. A finisher waits only for
-    // parts that are its CTA's successors' first segments (or their whole ranges), which come
-    // before anything those CTAs could wait for: all CTAs are resident (one per SM, grid <=
-    // SMs), so the wait ends. The finisher adds the parts to its registers in K order,
+    // higher CTAs' first segments (or their whole ranges), which come before anything those
+    // CTAs could wait for; grid <= SMs, and with CTAs dispatched in index order the wait ends
+    // even when other work holds SMs (docs/kernels/fp8_gemm.md, "Stream-K"). The finisher adds the parts to its registers in K order,
     // ((p0 + p1) + p2) + ..., its own part taking its place (x + y = y + x exactly): the same
     // bits every run.
     if constexpr (kStreamK) {
