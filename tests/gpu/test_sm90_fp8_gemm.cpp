@@ -332,7 +332,8 @@ namespace lowbit::test {
 namespace {
 
 // A dev probe (run with --gtest_also_run_disabled_tests): LOWBIT_SM90_FP8_PROBE=
-// "m,n,k,config,splits,sk_tiles,grid" times that forced plan in block mode (bf16 out), 200
+// "m,n,k,config,splits,sk_tiles,grid[,tensor]" times that forced plan in block mode (or per-tensor
+// mode with a trailing 1; bf16 out), 200
 // back-to-back launches on one set of operands (L2-resident for small shapes: for comparing
 // plans with each other, not for figures; `lowbit bench` gives those), and runs it once more
 // alone for a profiler.
@@ -344,8 +345,8 @@ TEST(sm90_fp8_gemm_probe, DISABLED_time) {
   std::stringstream list(env);
   std::string item;
   while (std::getline(list, item, ',')) v.push_back(std::stoll(item));
-  ASSERT_EQ(v.size(), 7u) << env;
-  const GemmDesc d = desc_of(kBlock, v[0], v[1], v[2], DType::kBF16, false);
+  ASSERT_TRUE(v.size() == 7u || v.size() == 8u) << env;
+  const GemmDesc d = desc_of(v.size() == 8u && v[7] == 1 ? kTensor : kBlock, v[0], v[1], v[2], DType::kBF16, false);
   std::mt19937 rng(1);
   const std::vector<float> w = graded(rng, d.n, d.k), a = graded(rng, d.m, d.k);
   const Fp8Tensor qw = quantize_fp8(w.data(), d.n, d.k, d.w.fp8);
