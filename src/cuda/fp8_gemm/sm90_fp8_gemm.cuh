@@ -64,8 +64,8 @@ __device__ __forceinline__ Unit unit_of(const Sm90Fp8Params& p, int u, int tile0
 
 // Stream-K (kStreamK kernels): the K iterations of the first sk_tiles tiles, tile after tile,
 // are one run of sk_tiles * k_blocks iterations; CTA c takes [sk_begin(c), sk_begin(c + 1))
-// first, then its whole-K units. A tile that two or more CTAs share is finished by the last of
-// them to arrive (sm90_fp8_gemm_kernel); the others' parts overlap the whole-K work.
+// first, then its whole-K units. A tile that two or more CTAs share is finished by the part
+// expected to end last (sm90_fp8_gemm_kernel); the others store themselves and go on.
 __device__ __forceinline__ int64_t sk_begin(const Sm90Fp8Params& p, int c) {
   return int64_t(c) * (int64_t(p.sk_tiles) * p.k_blocks) / gridDim.x;
 }
@@ -297,9 +297,9 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     // themselves stored (gpu_flag.cuh: release, no wait) and go on. A finisher waits only for
     // higher CTAs' first segments (or their whole ranges), which come before anything those
     // CTAs could wait for; grid <= SMs, and with CTAs dispatched in index order the wait ends
-    // even when other work holds SMs (docs/kernels/fp8_gemm.md, "Stream-K"). The finisher adds the parts to its registers in K order,
-    // ((p0 + p1) + p2) + ..., its own part taking its place (x + y = y + x exactly): the same
-    // bits every run.
+    // even when other work holds SMs (docs/kernels/fp8_gemm.md, "Stream-K"). The finisher
+    // adds the parts to its registers in K order, ((p0 + p1) + p2) + ..., its own part taking
+    // its place (x + y = y + x exactly): the same bits every run.
     if constexpr (kStreamK) {
       if (sk_part) {
         constexpr int kSlotFloats = BM * BN;  // fragment order: float2 (j2, t) at 2 (128 j2 + t)

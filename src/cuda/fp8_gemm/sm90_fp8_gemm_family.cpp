@@ -43,9 +43,9 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
     bm_ = 64 * c.consumers;
     bn_ = c.block_n;
     consumers_ = c.consumers;
-    tiles_ = ((d_.m + bm_ - 1) / bm_) * ((d_.n + bn_ - 1) / bn_);
-    if (plan_.sk_tiles < 0 || plan_.sk_tiles > tiles_ || (plan_.sk_tiles > 0 && plan_.splits != 1))
-      throw Error(std::string(kWho) + "stream-K tiles must be in 0.." + std::to_string(tiles_) +
+    const int64_t tiles = ((d_.m + bm_ - 1) / bm_) * ((d_.n + bn_ - 1) / bn_);
+    if (plan_.sk_tiles < 0 || plan_.sk_tiles > tiles || (plan_.sk_tiles > 0 && plan_.splits != 1))
+      throw Error(std::string(kWho) + "stream-K tiles must be in 0.." + std::to_string(tiles) +
                   " with splits == 1, got " + std::to_string(plan_.sk_tiles) + " (splits " +
                   std::to_string(plan_.splits) + ")");
     // Stream-K's finishers wait for parts of other CTAs: every CTA must be able to be resident
@@ -53,8 +53,8 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
     if (plan_.grid < 0 || plan_.grid > gpu.sm_count)
       throw Error(std::string(kWho) + "grid must be in 0.." + std::to_string(gpu.sm_count) + " (the SM count), got " +
                   std::to_string(plan_.grid));
-    const int64_t units = plan_.sk_tiles > 0 ? tiles_ - plan_.sk_tiles + int64_t(plan_.sk_tiles) * k_blocks
-                                             : tiles_ * plan_.splits;
+    const int64_t units = plan_.sk_tiles > 0 ? tiles - plan_.sk_tiles + int64_t(plan_.sk_tiles) * k_blocks
+                                             : tiles * plan_.splits;
     grid_ = static_cast<int>(std::min<int64_t>(units, plan_.grid > 0 ? plan_.grid : gpu.sm_count));
     int current = 0;
     LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
@@ -166,7 +166,6 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
   Sm90Fp8Plan plan_;
   bool block_ = false;
   int bm_ = 64, bn_ = 128, consumers_ = 1;
-  int64_t tiles_ = 0;
   int grid_ = 1;
 };
 

@@ -35,6 +35,13 @@
 
 namespace lowbit::cuda {
 
+namespace {
+
+// Measured clocks per K block of the two-consumer configurations (header comment).
+double two_consumer_kblock_clk(const Sm90Fp8Config& cfg) { return cfg.block_n == 192 ? 1324.0 : 950.0; }
+
+}  // namespace
+
 Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count) {
   constexpr double kClockPerUs = 1900.0, kDramBytesPerUs = 4.26e6, kFlopsPerClk = 8192.0, kLoadBytesPerClk = 48.0;
   constexpr double kUnitClk = 900.0, kReduceUs = 2.0;
@@ -61,19 +68,7 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count) {
     const double tensor_clk = double(bm) * cfg.block_n * kSm90Fp8BlockK * 2 / kFlopsPerClk;
     const double load_clk = double(std::min<int64_t>(bm, m) + cfg.block_n) * kSm90Fp8BlockK / kLoadBytesPerClk;
     double kblock_clk = std::max(tensor_clk, load_clk);
-    if (cfg.consumers == 2) kblock_clk = cfg.block_n == 192 ? 1324.0 : 950.0;
-    auto consider = [&](double us, int splits, int64_t sk, const char* what, double sm_us, double extra_us) {
-      if (us < best_us * 0.999) {
-        best_us = us;
-        best.config = c;
-        best.splits = splits;
-        best.sk_tiles = static_cast<int>(sk);
-        char buf[200];
-        std::snprintf(buf, sizeof(buf), "%s %s: predicted %.1f us (dram %.1f, sm %.1f, extra %.1f)", cfg.tag, what, us,
-                      dram_us, sm_us, extra_us);
-        best.why = buf;
-      }
-    };
+    if (cfg.consumers == 2) kblock_clk = two_consumer_kblock_clk(cfg);
     const int max_splits = static_cast<int>(std::min<int64_t>(k_blocks, 32));
     for (int s = 1; s <= max_splits; ++s) {
       const int64_t units = tiles * s;
@@ -82,11 +77,17 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count) {
       const int64_t kb_per_unit = (k_blocks + s - 1) / s;
       const double sm_us = double(waves) * (double(kb_per_unit) * kblock_clk + kUnitClk) / kClockPerUs;
       const double split_us = s > 1 ? kReduceUs + double(m) * n * 4 * s * 2 / kDramBytesPerUs : 0.0;
-      char what[64];
-      std::snprintf(what, sizeof(what), "split %d: %lld units", s, static_cast<long long>(units));
-      const double before = best_us;
-      consider(std::max(dram_us, sm_us) + split_us, s, 0, what, sm_us, split_us);
-      if (best_us < before) best_dp_clk = sm_us * kClockPerUs;
+      const double us = std::max(dram_us, sm_us) + split_us;
+      if (us < best_us * 0.999) {
+        best_us = us;
+        best_dp_clk = sm_us * kClockPerUs;
+        best.config = c;
+        best.splits = s;
+        char buf[160];
+        std::snprintf(buf, sizeof(buf), "%s split %d: %lld units, predicted %.1f us (dram %.1f, sm %.1f, split %.1f)",
+                      cfg.tag, s, static_cast<long long>(units), us, dram_us, sm_us, split_us);
+        best.why = buf;
+      }
     }
   }
   // Stream-K over every tile (sm90_fp8_gemm.cuh) for a two-consumer configuration, at
@@ -105,8 +106,7 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count) {
       const int64_t tiles = ((m + 127) / 128) * ((n + cfg.block_n - 1) / cfg.block_n);
       const bool waves_ok = tiles > sm_count && tiles <= 2 * sm_count && tiles - sm_count <= sm_count / 2;
       if (!waves_ok || k_blocks < 32) continue;
-      const double kblock_clk = cfg.block_n == 192 ? 1324.0 : 950.0;
-      const double sk_clk = std::ceil(double(tiles) * k_blocks / sm_count) * kblock_clk;
+      const double sk_clk = std::ceil(double(tiles) * k_blocks / sm_count) * two_consumer_kblock_clk(cfg);
       if (sk_mode != 1 && sk_clk > 0.85 * best_dp_clk) continue;
       best_dp_clk = sk_clk;
       best.config = c;
