@@ -14,6 +14,21 @@ namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// A block's share of the SM's shared memory with `bps` blocks per SM.
+std::size_t block_smem_of(const cuda::GpuSpec& gpu, int bps) {
+  return static_cast<std::size_t>(std::max(gpu.smem_per_sm, 96 * 1024)) / bps - 1024;
+}
+
+// Shared memory of `warps` warps holding their activations once (each warp's share of the
+// chunks, m rows): rings, correction tables of `corr_stride` bytes per warp, two tiles of
+// partial sums, the staged activations.
+std::size_t x_once_bytes(const GemvShape& s, int64_t chunks, int warps, std::size_t ring_per_warp,
+                         std::size_t corr_stride) {
+  const std::size_t w = static_cast<std::size_t>(warps);
+  const std::size_t once = w * static_cast<std::size_t>(ceil_div(chunks, warps)) * s.m * kSliceBytes;
+  return w * ring_per_warp + w * corr_stride + 2 * w * s.m * kTileRows * sizeof(float) + once;
+}
+
 }  // namespace
 
 GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
@@ -53,15 +68,11 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   // m = 4 13.28 (once) / 14.17 / 16.82; m = 5 23.93 (per item) / 14.96 (once) / 17.25;
   // m = 6 27.36 / 28.97 (per item) / 17.69 (once). The largest count that fits wins; not
   // below 8 warps (no measurement there).
-  if (gemv_stages_x(s.layout, s.m) && one_block && std::getenv("LOWBIT_GEMV_XONCE") == nullptr) {
-    const std::size_t block_smem = static_cast<std::size_t>(std::max(gpu.smem_per_sm, 96 * 1024)) - 1024;
+  if (staged && one_block && std::getenv("LOWBIT_GEMV_XONCE") == nullptr) {
+    const std::size_t ring_per_warp = static_cast<std::size_t>(l.depth) * l.slot_bytes;
     auto once_fits = [&](int w) {
-      const int64_t per_warp = ceil_div(chunks, w);
-      const std::size_t ring = static_cast<std::size_t>(w) * l.depth * l.slot_bytes;
-      const std::size_t table = static_cast<std::size_t>(w) * per_warp * s.slots * 4 * kCorrEntryBytes;
-      const std::size_t parts = 2 * static_cast<std::size_t>(w) * s.m * kTileRows * sizeof(float);
-      const std::size_t once = static_cast<std::size_t>(w) * per_warp * s.m * kSliceBytes;
-      return ring + table + parts + once <= block_smem;
+      const std::size_t table = static_cast<std::size_t>(ceil_div(chunks, w)) * s.slots * 4 * kCorrEntryBytes;
+      return x_once_bytes(s, chunks, w, ring_per_warp, table) <= block_smem_of(gpu, 1);
     };
     if (!once_fits(warps))
       for (int w : {12, 8})
@@ -89,11 +100,10 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   // Partial sums: two buffers of one phase (phase_tiles tiles) each.
   const std::size_t tile_part_bytes = static_cast<std::size_t>(warps) * s.m * kTileRows * sizeof(float);
   std::size_t part_bytes = 2 * tile_part_bytes;
-  std::size_t x_bytes =
-      gemv_stages_x(s.layout, s.m) ? static_cast<std::size_t>(warps) * s.m * kSliceBytes : 0;
+  std::size_t x_bytes = staged ? static_cast<std::size_t>(warps) * s.m * kSliceBytes : 0;
   // The tables when the launch's blocks per SM still fit beside them (else corrections per
   // item): a block's share of the SM's shared memory.
-  const std::size_t block_smem = static_cast<std::size_t>(std::max(gpu.smem_per_sm, 96 * 1024)) / bps - 1024;
+  const std::size_t block_smem = block_smem_of(gpu, bps);
   l.corr_table = ring_bytes + warps * stride + part_bytes + x_bytes <= block_smem;
   if (force_table >= 0) l.corr_table = force_table != 0;
   l.corr_stride = l.corr_table ? static_cast<int>(stride) : 0;
@@ -101,16 +111,15 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   // the rest (in the block's share of the SM), at every m: the items then read B with ldmatrix alone
   // (docs/kernels/gemv.md v7). Else direct loads (m <= kTiledDirectMaxM) or per-item staging.
   // LOWBIT_GEMV_XONCE=0 turns it off (measurements).
-  l.x_mode = gemv_stages_x(s.layout, s.m) ? kGemvXPerItem : kGemvXDirect;
+  l.x_mode = staged ? kGemvXPerItem : kGemvXDirect;
   l.xbuf_stride = s.m * kSliceBytes;
   if (s.layout == kLayoutTiled) {
     const char* env = std::getenv("LOWBIT_GEMV_XONCE");
-    const std::size_t once = static_cast<std::size_t>(warps) * s_max * s.m * kSliceBytes;
     if ((env == nullptr || std::atoi(env) != 0) &&
-        ring_bytes + static_cast<std::size_t>(warps) * l.corr_stride + 2 * tile_part_bytes + once <= block_smem) {
+        x_once_bytes(s, chunks, warps, static_cast<std::size_t>(l.depth) * l.slot_bytes, l.corr_stride) <= block_smem) {
       l.x_mode = kGemvXOnce;
       l.xbuf_stride = static_cast<int>(s_max * s.m * kSliceBytes);
-      x_bytes = once;
+      x_bytes = static_cast<std::size_t>(warps) * s_max * s.m * kSliceBytes;
     }
   }
   // Tiles per phase: the block meets at one barrier per phase instead of one per tile, so its
