@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/gemv/smxx_gemv_bitserial_params.hpp"
 #include "cuda/gemv/smxx_gemv_layout.hpp"
 #include "lowbit/numeric.hpp"
 #include "lowbit/pack_gemv.hpp"
@@ -323,6 +324,43 @@ TEST(PackGemv, EmulatedInt8ArithmeticMatchesDotProducts) {
   std::mt19937 rng(g_seed++);
   emulate_int8<4>(rng);
   emulate_int8<8>(rng);
+}
+
+// The bit-serial kernel's view of the 1- and 2-bit layouts (smxx_gemv_bitserial_params.hpp):
+// the masks (row, weight bit) partition a word's 32 bit positions, every code's bit j lies in
+// the mask of its row and j, the activation-plane position of that bit is the code's column
+// (so AND + popcount pairs each code with its own activation), and a 1-bit word's halves
+// 0x00FF00FF / 0xFF00FF00 are its two 32-column pairs (groups of 32).
+TEST(gemv_layout, bitserial_masks_and_columns) {
+  using namespace gemv;
+  for (int bits : {1, 2}) {
+    for (int b = 0; b < 32; ++b) {
+      int owners = 0;
+      for (int hi = 0; hi < 2; ++hi)
+        for (int j = 0; j < bits; ++j) owners += (bitserial::row_mask(bits, hi, j) >> b) & 1;
+      EXPECT_EQ(owners, 1) << "bits " << bits << " position " << b;
+    }
+    for (int lane = 0; lane < 32; ++lane)
+      for (int reg = 0; reg < kRegsPerChunk; ++reg)
+        for (int half = 0; half < 2; ++half)
+          for (int j = 0; j < bits; ++j) {
+            const CodePos cp = code_pos(lane, reg, half);
+            const BitPos bp = code_bit(bits, reg, j);
+            const int b = bp.bit + 16 * half;
+            const int hi = cp.row >= 8 ? 1 : 0;
+            SCOPED_TRACE("bits " + std::to_string(bits) + " lane " + std::to_string(lane) + " reg " +
+                         std::to_string(reg) + " half " + std::to_string(half) + " j " + std::to_string(j));
+            EXPECT_EQ(bitserial::column_of(bits, bp.word, lane % 4, b), cp.col);
+            EXPECT_EQ((bitserial::row_mask(bits, hi, j) >> b) & 1u, 1u);
+            if (bits == 1) {
+              const uint32_t pair_mask = (cp.col % 64) < 32 ? 0x00FF00FFu : 0xFF00FF00u;
+              EXPECT_EQ((pair_mask >> b) & 1u, 1u);
+              EXPECT_EQ(cp.col / 64, bp.word);  // a 1-bit word covers 64 columns
+            } else {
+              EXPECT_EQ(cp.col / 32, bp.word);  // a 2-bit word covers 32 columns
+            }
+          }
+  }
 }
 
 }  // namespace

@@ -55,6 +55,7 @@ struct Case {
   int64_t m = 1, n = 64, k = 256;
   bool bias = false;
   DType scale_dtype = DType::kF16;
+  float outlier = 0.0f;  // when nonzero: x[0][1] takes this value
 };
 
 GemmDesc desc_of(const Case& c) {
@@ -76,7 +77,7 @@ GemmDesc desc_of(const Case& c) {
 
 // Device operands of one case and the reference result.
 struct Operands {
-  DeviceBuffer x, x_scales, w, scales, zeros, bias, y;
+  DeviceBuffer x, x_scales, w, scales, zeros, bias, y, ws;  // ws: the kernel's workspace (bit-serial)
   std::vector<float> ref;
   GemmArgs args() const {
     GemmArgs a;
@@ -102,6 +103,7 @@ Operands make_operands(const Case& c, const detail::GemmImpl& impl, std::mt19937
   if (!pw.zeros.empty()) o.zeros = DeviceBuffer(pw.zeros);
 
   std::vector<float> x = random_normal(rng, c.m * c.k);
+  if (c.outlier != 0.0f && c.k > 1) x[1] = c.outlier;
   std::vector<float> xr;  // the activations the kernel sees, as fp32
   if (c.act == DType::kI8) {
     const Int8Tensor q = quantize_int8(x.data(), c.m, c.k, false);
@@ -121,6 +123,7 @@ Operands make_operands(const Case& c, const detail::GemmImpl& impl, std::mt19937
   o.ref.resize(static_cast<size_t>(c.m * c.n));
   gemm_nt_reference(xr.data(), wd.data(), c.bias ? bias.data() : nullptr, c.m, c.n, c.k, o.ref.data());
   o.y = DeviceBuffer(static_cast<size_t>(c.m * c.n) * dtype_size(c.out));
+  o.ws = DeviceBuffer(impl.workspace_size());
   return o;
 }
 
@@ -130,7 +133,8 @@ std::string describe(const Case& c, const std::string& kernel) {
 }
 
 // Runs one case through the family directly; checks written, finite, not all zero, error.
-void check_case(const Case& c) {
+// `kernel` (optional) receives the kernel's name.
+void check_case(const Case& c, std::string* kernel = nullptr) {
   const uint32_t seed = g_seed++;
   std::mt19937 rng(seed);
   const GemmDesc d = desc_of(c);
@@ -139,10 +143,11 @@ void check_case(const Case& c) {
   ASSERT_TRUE(ok.ok()) << ok.message();
   const std::unique_ptr<detail::GemmImpl> impl = cuda::smxx_gemv_make(d, gpu);
   SCOPED_TRACE(describe(c, impl->name()) + " seed=" + std::to_string(seed));
+  if (kernel != nullptr) *kernel = impl->name();
   Operands o = make_operands(c, *impl, rng);
   StreamHolder stream;
   o.y.poison(stream.get());
-  const Status st = impl->run(o.args(), nullptr, stream.get());
+  const Status st = impl->run(o.args(), o.ws.get(), stream.get());
   ASSERT_TRUE(st.ok()) << st.message();
   stream.sync();
   const std::vector<float> out = decode(o.y.download(), c.out, c.m * c.n);
@@ -233,6 +238,7 @@ class ScopedEnv {
 
 TEST(smxx_gemv, forced_launches) {
   LOWBIT_REQUIRE_GPU();
+  ScopedEnv decoding("LOWBIT_GEMV_BITSERIAL", "0");  // these are the decoding kernel's launches
   struct L {
     int bits, warps, bps, table, grid;  // -1: the heuristic's
     DType act;
@@ -353,12 +359,69 @@ TEST(smxx_gemv, int8_activation_quantizer_matches_host) {
     }
 }
 
-// A captured run replays bit for bit (and rewrites every element after a poison).
+// The bit-serial kernel (1- and 2-bit weights at m = 1, smxx_gemv_bitserial.cuh) and the
+// decoding kernel for the same formats, each forced (LOWBIT_GEMV_BITSERIAL): every zero mode x
+// group x dtype, odd n, partial last chunks, bias; m = 1 and 3 (the bit-serial kernel takes
+// m = 1 only, so m = 3 checks it is not used). Then the bit-serial launch forced to k-splits of
+// 1, 3 and 16 warps (k = 1408: 6 chunks, the last partial, unequal chunk counts per warp; 16 is
+// cut to 6) and to 2 blocks, so that a block runs 14 tiles: one phase of 16 tiles, and 109 with
+// grid 2 on n = 3470 (several phases); long k (14336); activations with a large outlier (the
+// per-block fixed point keeps the error relative to the block's maximum).
+TEST(smxx_gemv, bitserial_and_decoding_kernels) {
+  LOWBIT_REQUIRE_GPU();
+  for (const char* mode : {"1", "0"}) {
+    ScopedEnv env("LOWBIT_GEMV_BITSERIAL", mode);
+    int i = 0;
+    for (int bits : {1, 2})
+      for (ZeroPoint z : kZeroModes)
+        for (int gs : kGroups)
+          for (DType act : {DType::kF16, DType::kBF16})
+            for (int64_t m : {1, 3}) {
+              Case c;
+              c.bits = bits, c.zero = z, c.group = gs, c.act = act, c.out = act;
+              c.scale_dtype = (i % 3 == 1) ? DType::kBF16 : DType::kF16;
+              c.m = m;
+              c.n = 16 * (2 + i % 4) + (i % 2 ? 5 : 11);
+              c.k = (gs == 0 ? 32 : gs) * (3 + 2 * (i % 3));
+              if (c.k % 256 == 0) c.k += gs == 0 ? 32 : gs;
+              c.bias = i % 4 == 0;
+              ++i;
+              std::string kernel;
+              check_case(c, &kernel);
+              EXPECT_EQ(kernel.find("_bs_") != std::string::npos, mode[0] == '1' && m == 1) << kernel;
+            }
+  }
+  ScopedEnv env("LOWBIT_GEMV_BITSERIAL", "1");
+  for (const char* warps : {"1", "3", "16"})
+    for (const char* grid : {"2", "1000"}) {
+      ScopedEnv w("LOWBIT_GEMV_BS_WARPS", warps);
+      ScopedEnv g("LOWBIT_GEMV_GRID", grid);
+      for (int bits : {1, 2})
+        for (int64_t n : {217, 3470}) {
+          Case c;
+          c.bits = bits, c.group = bits == 1 ? 32 : 128, c.n = n, c.k = 1408;
+          c.zero = bits == 1 ? ZeroPoint::kInteger : ZeroPoint::kSymmetric, c.bias = true, c.out = DType::kF32;
+          check_case(c);
+        }
+    }
+  for (int bits : {1, 2}) {
+    Case lk;
+    lk.bits = bits, lk.group = 128, lk.n = 100, lk.k = 14336, lk.zero = ZeroPoint::kFloat;
+    check_case(lk);
+    lk.outlier = 3000.0f;
+    check_case(lk);
+  }
+}
+
+// A captured run replays bit for bit (and rewrites every element after a poison). m = 1 with
+// 1- and 2-bit weights runs the bit-serial kernel (forced for 2-bit): two kernels per run, so
+// the graph holds four PDL-linked nodes sharing one workspace.
 TEST(smxx_gemv, graph_capture_replays_bit_exact) {
   LOWBIT_REQUIRE_GPU();
-  for (int bits : {1, 3, 8}) {
+  ScopedEnv bitserial("LOWBIT_GEMV_BITSERIAL", "1");
+  for (auto [bits, m] : {std::pair{1, 4}, std::pair{3, 4}, std::pair{8, 4}, std::pair{1, 1}, std::pair{2, 1}}) {
     Case c;
-    c.bits = bits, c.group = 128, c.m = 4, c.n = 2000, c.k = 2048, c.bias = true;
+    c.bits = bits, c.group = 128, c.m = m, c.n = 2000, c.k = 2048, c.bias = true;
     const GemmDesc d = desc_of(c);
     const cuda::GpuSpec& gpu = cuda::gpu_spec(0);
     const std::unique_ptr<detail::GemmImpl> impl = cuda::smxx_gemv_make(d, gpu);
@@ -367,14 +430,14 @@ TEST(smxx_gemv, graph_capture_replays_bit_exact) {
     Operands o = make_operands(c, *impl, rng);
     StreamHolder s;
     o.y.poison(s.get());
-    ASSERT_TRUE(impl->run(o.args(), nullptr, s.get()).ok());
+    ASSERT_TRUE(impl->run(o.args(), o.ws.get(), s.get()).ok());
     s.sync();
     const std::vector<uint8_t> eager = o.y.download();
     capture_and_replay(
         s.get(),
         [&] {
-          const Status st = impl->run(o.args(), nullptr, s.get());
-          const Status st2 = impl->run(o.args(), nullptr, s.get());  // two nodes: a PDL edge between them
+          const Status st = impl->run(o.args(), o.ws.get(), s.get());
+          const Status st2 = impl->run(o.args(), o.ws.get(), s.get());  // two nodes: a PDL edge between them
           return st.ok() ? st2 : st;
         },
         3, [&](int) { o.y.poison(s.get()); },
@@ -407,11 +470,17 @@ TEST(smxx_gemv, public_api_selects_gemv) {
     a.a = dx.get();
     a.w = WeightView{dw.get(), ds.get(), nullptr, nullptr};
     a.out = dy.get();
+    DeviceBuffer ws(g.workspace_size());  // the 1- and 2-bit (bit-serial) kernels use one
     StreamHolder s;
     dy.poison(s.get());
-    const Status st = g.run(a, nullptr, s.get());
+    const Status st = g.run(a, ws.get(), s.get());
     ASSERT_TRUE(st.ok()) << st.message();
     s.sync();
+    if (g.workspace_size() > 0) {  // without its workspace a run fails with the reason
+      const Status none = g.run(a, nullptr, s.get());
+      EXPECT_FALSE(none.ok());
+      EXPECT_NE(none.message().find("workspace"), std::string::npos) << none.message();
+    }
     const std::vector<float> out = decode(dy.download(), DType::kF16, c.m * c.n);
     std::vector<float> ref(out.size());
     const std::vector<float> wd = dequantize(w);

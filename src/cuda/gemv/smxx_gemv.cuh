@@ -46,6 +46,7 @@
 
 #include "cuda/common/smxx_convert.cuh"
 #include "cuda/dequant/smxx_tiled_layout.hpp"
+#include "cuda/gemv/smxx_gemv_io.cuh"
 #include "cuda/gemv/smxx_gemv_layout.hpp"
 #include "cuda/gemv/smxx_gemv_params.hpp"
 #include "cuda/ptx/cp_async.cuh"
@@ -71,26 +72,6 @@ using ActT = std::conditional_t<kAct == kActBf16, __nv_bfloat16, __half>;
 inline constexpr int kZerosNo = 0;
 inline constexpr int kZerosYes = 1;
 inline constexpr int kZerosRuntime = 2;
-
-LOWBIT_DEVICE float half_to_f32(uint32_t bits16, bool bf16) {
-  return bf16 ? __uint_as_float(bits16 << 16) : __half2float(__ushort_as_half(static_cast<uint16_t>(bits16)));
-}
-
-LOWBIT_DEVICE void store_out(void* y, int64_t i, float v, int out_dtype) {
-  if (out_dtype == kOutF32) {
-    static_cast<float*>(y)[i] = v;
-  } else if (out_dtype == kOutBf16) {
-    static_cast<uint16_t*>(y)[i] = cuda::f32_to_bf16(v);
-  } else {
-    static_cast<uint16_t*>(y)[i] = cuda::f32_to_f16(v);
-  }
-}
-
-LOWBIT_DEVICE float load_out(const void* b, int64_t i, int out_dtype) {
-  if (out_dtype == kOutF32) return static_cast<const float*>(b)[i];
-  const uint16_t h = static_cast<const uint16_t*>(b)[i];
-  return out_dtype == kOutBf16 ? cuda::bf16_to_f32(h) : cuda::f16_to_f32(h);
-}
 
 // The tiled layout (kLayoutTiled) decoded with the mixed GEMMs' raw decoders
 // (smxx_tiled_layout.hpp): every register holds c + q with one offset c per width and

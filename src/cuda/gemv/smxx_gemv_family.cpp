@@ -12,6 +12,8 @@
 #include <utility>
 
 #include "cuda/common/check.hpp"
+#include "cuda/gemv/smxx_gemv_bitserial.hpp"
+#include "cuda/gemv/smxx_gemv_bitserial_params.hpp"
 #include "cuda/gemv/smxx_gemv_kernels.hpp"
 #include "cuda/gemv/smxx_gemv_layout.hpp"
 #include "lowbit/pack.hpp"
@@ -85,17 +87,39 @@ class SmxxGemvImpl final : public detail::GemmImpl {
  public:
   SmxxGemvImpl(const GemmDesc& desc, const GpuSpec& gpu)
       : desc_(desc), device_(gpu.device), row_(kernel_row(desc, gpu)), tiled_(reads_tiled(desc)),
-        pdl_(smxx_gemv_uses_pdl(gpu)) {
-    fn_ = gemv::gemv_kernel(row_);
-    if (fn_ == nullptr) throw Error(std::string(kWho) + "kernel row " + std::to_string(row_) + " not instantiated");
-    launch_ = smxx_gemv_launch_for(desc, gpu);
+        pdl_(smxx_gemv_uses_pdl(gpu)), bitserial_(gemv::gemv_bitserial_chosen(shape_of(desc))) {
     // Items: (16-row tile, 256-column chunk) in both layouts.
     tiles_ = (desc_.n + gemv::kTileRows - 1) / gemv::kTileRows;
     chunks_ = (desc_.k + gemv::kChunkK - 1) / gemv::kChunkK;
+    if (bitserial_) {
+      const gemv::GemvShape s = shape_of(desc);
+      fn_ = gemv::bitserial_gemv_kernel(s.bits, s.slots);
+      planes_fn_ = gemv::bitserial_xplanes_kernel(s.bits);
+      if (fn_ == nullptr || planes_fn_ == nullptr)
+        throw Error(std::string(kWho) + "no bit-serial kernel for " + desc.describe());
+      const int warps = gemv::bitserial_warps(s);
+      int current = 0;
+      LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
+      if (current != device_) LOWBIT_CUDA_CHECK(cudaSetDevice(device_));
+      int blocks = 0;  // static shared memory only: no limit to raise
+      const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn_, 32 * warps, 0);
+      if (current != device_) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
+      LOWBIT_CUDA_CHECK(e);
+      if (blocks < 1) throw Error(std::string(kWho) + "bit-serial launch does not fit an SM for " + desc.describe());
+      bs_launch_ = gemv::finish_bitserial_launch(s, warps, blocks, gpu);
+      return;
+    }
+    fn_ = gemv::gemv_kernel(row_);
+    if (fn_ == nullptr) throw Error(std::string(kWho) + "kernel row " + std::to_string(row_) + " not instantiated");
+    launch_ = smxx_gemv_launch_for(desc, gpu);
   }
 
   std::string name() const override {
     const IntWeightFormat& f = desc_.w.int_format;
+    if (bitserial_)
+      return std::string(kSmxxGemvName) + "_bs_" + dtype_name(desc_.a.dtype) + "_w" + std::to_string(f.bits) + "_s" +
+             std::to_string(gemv::scale_slots(f.group_size)) + "_w" +
+             std::to_string(bs_launch_.warps) + "g" + std::to_string(bs_launch_.grid);
     return std::string(kSmxxGemvName) + "_" + dtype_name(desc_.a.dtype) + "_w" + std::to_string(f.bits) + "_s" +
            std::to_string(gemv::scale_slots(f.group_size)) + "_w" + std::to_string(launch_.warps) + "d" +
            std::to_string(launch_.depth) + "g" + std::to_string(launch_.grid) + (launch_.corr_table ? "" : "_ci") +
@@ -104,7 +128,9 @@ class SmxxGemvImpl final : public detail::GemmImpl {
   std::string weight_layout() const override {
     return tiled_ ? tiled_layout_name(desc_.w.int_format.bits) : gemv_layout_name(desc_.w.int_format.bits);
   }
-  std::size_t workspace_size() const override { return 0; }
+  std::size_t workspace_size() const override {
+    return bitserial_ ? gemv::bitserial_workspace(desc_.w.int_format.bits, chunks_).bytes : 0;
+  }
   PackedWeight pack(const IntWeight& w) const override { return tiled_ ? pack_tiled(w) : pack_gemv(w); }
 
   Status run(const GemmArgs& args, void* workspace, Stream stream) const override {
@@ -117,6 +143,7 @@ class SmxxGemvImpl final : public detail::GemmImpl {
     if (!aligned16(args.w.data)) return misaligned("weight data");
     if (!aligned16(args.w.scales)) return misaligned("weight scales");
     if (f.zero != ZeroPoint::kSymmetric && !aligned16(args.w.zeros)) return misaligned("weight zero points");
+    if (bitserial_) return run_bitserial(args, workspace, stream);
 
     gemv::GemvParams p;
     p.x = args.a;
@@ -169,11 +196,72 @@ class SmxxGemvImpl final : public detail::GemmImpl {
   }
 
  private:
+  // The bit-serial kernel (1- and 2-bit weights): the activation-plane kernel, then the GEMV,
+  // both launched with PDL when the GPU has it (smxx_gemv_bitserial.cuh: the contract).
+  Status run_bitserial(const GemmArgs& args, void* workspace, Stream stream) const {
+    const IntWeightFormat& f = desc_.w.int_format;
+    if (workspace == nullptr)
+      return Status::Fail(std::string(kWho) + "needs workspace_size() bytes of workspace (" + desc_.describe() + ")");
+    if (!aligned16(workspace))
+      return Status::Fail(std::string(kWho) + "workspace must be 16-byte aligned (" + desc_.describe() + ")");
+    const gemv::BitserialWorkspace ws = gemv::bitserial_workspace(f.bits, chunks_);
+    char* base = static_cast<char*>(workspace);
+    gemv::BitserialParams p;
+    p.x = args.a;
+    p.w = args.w.data;
+    p.scales = static_cast<const uint32_t*>(args.w.scales);
+    p.zeros = f.zero != ZeroPoint::kSymmetric ? static_cast<const uint32_t*>(args.w.zeros) : nullptr;
+    p.bias = desc_.has_bias ? args.bias : nullptr;
+    p.y = args.out;
+    p.planes = reinterpret_cast<uint32_t*>(base + ws.planes_offset);
+    p.xsum = reinterpret_cast<int32_t*>(base + ws.xsum_offset);
+    p.xscale = reinterpret_cast<float*>(base + ws.xscale_offset);
+    p.n = static_cast<int>(desc_.n);
+    p.k = static_cast<int>(desc_.k);
+    p.tiles = static_cast<int>(tiles_);
+    p.chunks = static_cast<int>(chunks_);
+    p.seg_cols = f.group_size == 0 ? gemv::kXBlock : f.group_size;
+    p.warps = bs_launch_.warps;
+    p.x_bf16 = desc_.a.dtype == DType::kBF16 ? 1 : 0;
+    p.scale_bf16 = f.scale_dtype == DType::kBF16 ? 1 : 0;
+    p.out_dtype = out_kind(desc_.out_dtype);
+    p.has_zeros = f.zero != ZeroPoint::kSymmetric ? 1 : 0;
+    p.has_bias = desc_.has_bias ? 1 : 0;
+
+    int current = 0;
+    LOWBIT_CUDA_TRY(cudaGetDevice(&current));
+    if (current != device_) LOWBIT_CUDA_TRY(cudaSetDevice(device_));
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    void* kargs[] = {&p};
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(static_cast<unsigned>(chunks_ * 4 * f.bits));
+    cfg.blockDim = dim3(128);
+    cfg.stream = stream;
+    if (pdl_) {
+      cfg.attrs = attr;
+      cfg.numAttrs = 1;
+    }
+    cudaError_t e = cudaLaunchKernelExC(&cfg, planes_fn_, kargs);
+    if (e == cudaSuccess) {
+      cfg.gridDim = dim3(static_cast<unsigned>(bs_launch_.grid));
+      cfg.blockDim = dim3(static_cast<unsigned>(32 * bs_launch_.warps));
+      e = cudaLaunchKernelExC(&cfg, fn_, kargs);
+    }
+    if (current != device_) LOWBIT_CUDA_TRY(cudaSetDevice(current));
+    LOWBIT_CUDA_TRY(e);
+    return Status::Ok();
+  }
+
   GemmDesc desc_;
   int device_;
   int row_;
   bool tiled_;
   bool pdl_;
+  bool bitserial_;
+  const void* planes_fn_ = nullptr;
+  gemv::BitserialLaunch bs_launch_;
   const void* fn_ = nullptr;
   gemv::GemvLaunch launch_;
   int64_t tiles_ = 0;

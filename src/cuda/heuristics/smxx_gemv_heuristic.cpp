@@ -151,4 +151,41 @@ void finish_gemv_launch(GemvLaunch& l, int64_t tiles, int blocks_per_sm, const c
   }
 }
 
+bool gemv_bitserial_applies(const GemvShape& s) {
+  return s.layout == kLayoutGemv && (s.bits == 1 || s.bits == 2) && (s.act == kActF16 || s.act == kActBf16) &&
+         s.m == 1;
+}
+
+bool gemv_bitserial_chosen(const GemvShape& s) {
+  if (!gemv_bitserial_applies(s)) return false;
+  if (const char* env = std::getenv("LOWBIT_GEMV_BITSERIAL")) {
+    if (env[0] == '0') return false;
+    if (env[0] == '1') return true;
+  }
+  return s.bits == 1;
+}
+
+int bitserial_warps(const GemvShape& s) {
+  int warps = 8;
+  if (const char* env = std::getenv("LOWBIT_GEMV_BS_WARPS")) {
+    const int w = std::atoi(env);
+    if (w >= 1 && w <= kBsMaxWarps) warps = w;
+  }
+  const int64_t chunks = ceil_div(s.k, kChunkK);
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(warps, chunks)));
+}
+
+BitserialLaunch finish_bitserial_launch(const GemvShape& s, int warps, int blocks_per_sm, const cuda::GpuSpec& gpu) {
+  BitserialLaunch l;
+  l.warps = warps;
+  const int64_t tiles = ceil_div(s.n, kTileRows);
+  const int64_t slots = static_cast<int64_t>(std::max(1, blocks_per_sm)) * std::max(1, gpu.sm_count);
+  l.grid = static_cast<int>(std::max<int64_t>(1, std::min(tiles, slots)));
+  if (const char* env = std::getenv("LOWBIT_GEMV_GRID")) {  // a test and measurement knob
+    const int g = std::atoi(env);
+    if (g >= 1) l.grid = static_cast<int>(std::min<int64_t>(g, tiles));
+  }
+  return l;
+}
+
 }  // namespace lowbit::gemv

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cuda/gemv/smxx_gemv_bitserial_params.hpp"
 #include "cuda/gemv/smxx_gemv_params.hpp"
 #include "cuda/heuristics/gpu_spec.hpp"
 
@@ -170,5 +171,22 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu);
 // The grid: min(tiles, SMs x blocks_per_sm) blocks (capped by what is resident), each a
 // balanced range of tiles. LOWBIT_GEMV_GRID=<blocks> overrides it.
 void finish_gemv_launch(GemvLaunch& l, int64_t tiles, int blocks_per_sm, const cuda::GpuSpec& gpu);
+
+// The bit-serial kernel (smxx_gemv_bitserial.cuh): 1- and 2-bit weights of the gemv layout,
+// f16 / bf16 activations, any group and zero-point mode, m = 1, on the single-bit mma with no
+// weight decode. Whether it runs instead of the decoding kernel is a measured rule
+// (docs/kernels/gemv.md, "Bit-serial"); LOWBIT_GEMV_BITSERIAL=0 never takes it, =1 wherever it
+// applies (a measurement knob).
+bool gemv_bitserial_applies(const GemvShape& s);
+bool gemv_bitserial_chosen(const GemvShape& s);
+
+struct BitserialLaunch {
+  int warps = 8;          // the block's k-split (<= chunks)
+  int grid = 0;           // blocks: min(tiles, SMs x resident blocks)
+};
+// Warps per block (LOWBIT_GEMV_BS_WARPS overrides), then the grid from the resident blocks
+// per SM the runtime reports for that block.
+int bitserial_warps(const GemvShape& s);
+BitserialLaunch finish_bitserial_launch(const GemvShape& s, int warps, int blocks_per_sm, const cuda::GpuSpec& gpu);
 
 }  // namespace lowbit::gemv

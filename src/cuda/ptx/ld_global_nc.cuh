@@ -46,4 +46,7 @@ LOWBIT_DEVICE uint32_t ld_nc_u32(const uint32_t* p) {
   return v;
 }
 
+// Fetches the line holding p into L2 (no register result, nothing to wait for).
+LOWBIT_DEVICE void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+
 }  // namespace lowbit::ptx
