@@ -369,6 +369,14 @@ TEST(smxx_gemv, int8_activation_quantizer_matches_host) {
 // per-block fixed point keeps the error relative to the block's maximum).
 TEST(smxx_gemv, bitserial_and_decoding_kernels) {
   LOWBIT_REQUIRE_GPU();
+  // The default rule: 1-bit g128 at m = 1 only (the measured case).
+  for (auto [bits, group, m, want] : {std::tuple{1, 128, 1, true}, std::tuple{1, 64, 1, false},
+                                      std::tuple{1, 128, 2, false}, std::tuple{2, 128, 1, false}}) {
+    Case c;
+    c.bits = bits, c.group = group, c.m = m, c.n = 300, c.k = 1024;
+    const std::unique_ptr<detail::GemmImpl> impl = cuda::smxx_gemv_make(desc_of(c), cuda::gpu_spec(0));
+    EXPECT_EQ(impl->name().find("_bs_") != std::string::npos, want) << impl->name();
+  }
   for (const char* mode : {"1", "0"}) {
     ScopedEnv env("LOWBIT_GEMV_BITSERIAL", mode);
     int i = 0;

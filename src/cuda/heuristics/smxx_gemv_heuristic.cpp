@@ -162,7 +162,9 @@ bool gemv_bitserial_chosen(const GemvShape& s) {
     if (env[0] == '0') return false;
     if (env[0] == '1') return true;
   }
-  return s.bits == 1;
+  // Measured: 1-bit weights with groups of 128 (Suite 1) at m = 1. Other groups and 2-bit
+  // weights keep the decoding kernel (docs/kernels/gemv.md, "Bit-serial").
+  return s.bits == 1 && s.slots == 2;
 }
 
 int bitserial_warps(const GemvShape& s) {
