@@ -97,7 +97,7 @@ class SmxxGemvImpl final : public detail::GemmImpl {
       planes_fn_ = gemv::bitserial_xplanes_kernel(s.bits);
       if (fn_ == nullptr || planes_fn_ == nullptr)
         throw Error(std::string(kWho) + "no bit-serial kernel for " + desc.describe());
-      const int warps = gemv::bitserial_warps(s);
+      const int warps = gemv::bitserial_warps(s, gpu);
       int current = 0;
       LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
       if (current != device_) LOWBIT_CUDA_CHECK(cudaSetDevice(device_));

@@ -167,8 +167,14 @@ bool gemv_bitserial_chosen(const GemvShape& s) {
   return s.bits == 1 && s.slots == 2;
 }
 
-int bitserial_warps(const GemvShape& s) {
-  int warps = 8;
+int bitserial_warps(const GemvShape& s, const cuda::GpuSpec& gpu) {
+  // 8 warps (three blocks per SM at 80 registers) unless the tiles would not fill one wave of
+  // those: then one block of 16 warps per SM, so a block holds several tiles and reads each
+  // chunk's activation planes from L1 after the first. H200, w1 g128 f16 m = 1, us, 8 / 16
+  // warps: qkv (384 tiles) 5.27 / 4.38, o (256) 4.06 / 3.86, down (256) 8.20 / 8.18, gate_up
+  // (1792) 11.52 / 14.58.
+  const int64_t tiles = ceil_div(s.n, kTileRows);
+  int warps = tiles < 3 * static_cast<int64_t>(std::max(1, gpu.sm_count)) ? 16 : 8;
   if (const char* env = std::getenv("LOWBIT_GEMV_BS_WARPS")) {
     const int w = std::atoi(env);
     if (w >= 1 && w <= kBsMaxWarps) warps = w;

@@ -186,7 +186,7 @@ struct BitserialLaunch {
 };
 // Warps per block (LOWBIT_GEMV_BS_WARPS overrides), then the grid from the resident blocks
 // per SM the runtime reports for that block.
-int bitserial_warps(const GemvShape& s);
+int bitserial_warps(const GemvShape& s, const cuda::GpuSpec& gpu);
 BitserialLaunch finish_bitserial_launch(const GemvShape& s, int warps, int blocks_per_sm, const cuda::GpuSpec& gpu);
 
 }  // namespace lowbit::gemv
