@@ -27,9 +27,9 @@
 // Work decomposition: as the main GEMV (smxx_gemv.cuh, v6): a block owns a balanced range of
 // 16-row tiles and its `warps` warps split k by chunks (warp w: chunks w, w + warps, ...);
 // each warp streams its items (tile, chunk) through a register ring of kU items with 16-byte
-// ld.global.nc loads (the first kU before griddepcontrol.wait: with PDL they overlap the
-// activation kernel); partial sums per tile go to shared memory, summed per phase of tiles in
-// warp order after one barrier.
+// ld.global.nc loads (the first kU before griddepcontrol.wait, with PDL overlapping the
+// activation kernel, and the others prefetched into L2 then); partial sums per tile go to
+// shared memory (two buffers), summed per phase of tiles in warp order after one barrier.
 //
 // PDL contract (as smxx_gemv.cuh): weights, scales and zero points are read before
 // griddepcontrol.wait; the activation planes (written by the kernel before this one), bias and
@@ -274,35 +274,44 @@ __global__ void __launch_bounds__(kBsMaxWarps * 32, 1) bitserial_gemv_kernel(con
     }
   };
 
-  // End of tile tl: lane sums, per-channel scale, the warp's partial into the phase buffer;
-  // at the end of a phase (or of the block's tiles) the block sums them in warp order.
+  // End of tile tl: lane sums, per-channel scale, the warp's partial into the buffer of its
+  // phase (phases of kPhase tiles, two buffers by phase parity). Returns whether the tile ends
+  // a phase (or the block's tiles).
   auto tile_end = [&](int tl, const Item& it) {
     const float lane_factor = static_cast<float>(1 << (2 * t));
     const int slot = tl % kPhase;
+    float* buf_part = part + ((tl / kPhase) & 1) * (kPhase * kBsMaxWarps * 16);
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       float v = acc[r] * lane_factor;
       v += __shfl_xor_sync(0xFFFFFFFFu, v, 1);
       v += __shfl_xor_sync(0xFFFFFFFFu, v, 2);
       if constexpr (kPerChannel) v *= detail::half_to_f32(r == 0 ? (it.s[0] & 0xFFFFu) : (it.s[0] >> 16), sbf);
-      if (t == 0) part[(slot * S + warp) * 16 + g + 8 * r] = v;
+      if (t == 0) buf_part[(slot * S + warp) * 16 + g + 8 * r] = v;
       acc[r] = 0.0f;
     }
-    if (slot == kPhase - 1 || tl == nt - 1) {
-      __syncthreads();
-      const int first = tl - slot;
-      const int count = (slot + 1) * 16;
-      for (int idx = static_cast<int>(threadIdx.x); idx < count; idx += static_cast<int>(blockDim.x)) {
-        const int ts = idx >> 4, row = idx & 15;
-        float sum = 0.0f;
-        for (int w = 0; w < S; ++w) sum += part[(ts * S + w) * 16 + row];
-        const int n = (t0 + first + ts) * 16 + row;
-        if (n < p.n) {
-          if (p.has_bias) sum += detail::load_out(p.bias, n, p.out_dtype);
-          detail::store_out(p.y, n, sum, p.out_dtype);
-        }
+    return slot == kPhase - 1 || tl == nt - 1;
+  };
+  // The phase ending at tile tl: after the block's barrier, its outputs summed in warp order
+  // (fixed: deterministic), bias added, stored. Called from ONE place (the end of an iteration
+  // of the item loop) so that every warp meets the barrier at the same instruction; warps reach
+  // a phase end in different iterations (their chunk counts differ), and a warp may write the
+  // next phase's partials before the others arrive: hence two buffers. A buffer is written
+  // again two phases later, after the next phase's barrier, which every thread reaches only
+  // once it has summed this one.
+  auto phase_end = [&](int tl) {
+    __syncthreads();
+    const int slot = tl % kPhase, first = tl - slot, count = (slot + 1) * 16;
+    const float* buf_part = part + ((tl / kPhase) & 1) * (kPhase * kBsMaxWarps * 16);
+    for (int idx = static_cast<int>(threadIdx.x); idx < count; idx += static_cast<int>(blockDim.x)) {
+      const int ts = idx >> 4, row = idx & 15;
+      float sum = 0.0f;
+      for (int w = 0; w < S; ++w) sum += buf_part[(ts * S + w) * 16 + row];
+      const int n = (t0 + first + ts) * 16 + row;
+      if (n < p.n) {
+        if (p.has_bias) sum += detail::load_out(p.bias, n, p.out_dtype);
+        detail::store_out(p.y, n, sum, p.out_dtype);
       }
-      __syncthreads();
     }
   };
 
@@ -330,7 +339,11 @@ __global__ void __launch_bounds__(kBsMaxWarps * 32, 1) bitserial_gemv_kernel(con
   ptx::griddep_launch_dependents();
   ptx::griddep_wait();
 
+  // A phase spans at least kPhase items of a warp (>= kU), so an iteration of kU items ends at
+  // most one phase.
+  static_assert(kU <= kPhase, "at most one phase end per iteration");
   for (int i0 = 0; i0 < L; i0 += kU) {
+    int ended = -1;  // the tile ending a phase in this iteration
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
       const int i = i0 + u;
@@ -338,7 +351,7 @@ __global__ void __launch_bounds__(kBsMaxWarps * 32, 1) bitserial_gemv_kernel(con
         Act act;
         load_act(act, warp + cp_ci * S);
         compute(buf[u], act);
-        if (cp_ci == mc - 1) tile_end(cp_tl, buf[u]);
+        if (cp_ci == mc - 1 && tile_end(cp_tl, buf[u])) ended = cp_tl;
         advance(cp_tl, cp_ci);
         if (i + kU < L) {
           load(buf[u], ld_tl, ld_ci);
@@ -346,6 +359,7 @@ __global__ void __launch_bounds__(kBsMaxWarps * 32, 1) bitserial_gemv_kernel(con
         }
       }
     }
+    if (ended >= 0) phase_end(ended);
   }
 }
 

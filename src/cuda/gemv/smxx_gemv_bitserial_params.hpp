@@ -17,8 +17,8 @@ inline constexpr int kXPlanes = 16;
 inline constexpr int kXBlock = 128;     // columns sharing one activation scale
 inline constexpr int kXSegMax = 8;      // segments (groups) per 256-column chunk: group 32
 inline constexpr int kBsMaxWarps = 16;  // warps per block (the block's k-split)
-inline constexpr int kBsPhaseTiles = 16;  // tiles whose partial sums a block keeps between two barriers
-inline constexpr int kBsPartFloats = kBsPhaseTiles * kBsMaxWarps * 16;  // phase partial sums (shared)
+inline constexpr int kBsPhaseTiles = 8;  // tiles whose partial sums a block keeps between two barriers
+inline constexpr int kBsPartFloats = 2 * kBsPhaseTiles * kBsMaxWarps * 16;  // two phase buffers (shared)
 
 struct BitserialParams {
   const void* x = nullptr;           // (m, k) f16 / bf16, row-major, 16-byte aligned
