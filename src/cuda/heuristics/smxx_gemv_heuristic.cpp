@@ -142,13 +142,24 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   return l;
 }
 
-void finish_gemv_launch(GemvLaunch& l, int64_t tiles, int blocks_per_sm, const cuda::GpuSpec& gpu) {
-  const int64_t slots = static_cast<int64_t>(std::clamp(blocks_per_sm, 1, l.blocks_per_sm)) * std::max(1, gpu.sm_count);
-  l.grid = static_cast<int>(std::max<int64_t>(1, std::min(tiles, slots)));
+namespace {
+
+// min(tiles, SMs x blocks per SM) blocks, or LOWBIT_GEMV_GRID (a test and measurement knob),
+// at most one per tile. Both kernels of the family size their grids so.
+int grid_of(int64_t tiles, int blocks_per_sm, const cuda::GpuSpec& gpu) {
+  const int64_t slots = static_cast<int64_t>(std::max(1, blocks_per_sm)) * std::max(1, gpu.sm_count);
+  int grid = static_cast<int>(std::max<int64_t>(1, std::min(tiles, slots)));
   if (const char* env = std::getenv("LOWBIT_GEMV_GRID")) {
     const int g = std::atoi(env);
-    if (g >= 1) l.grid = static_cast<int>(std::min<int64_t>(g, tiles));
+    if (g >= 1) grid = static_cast<int>(std::min<int64_t>(g, tiles));
   }
+  return grid;
+}
+
+}  // namespace
+
+void finish_gemv_launch(GemvLaunch& l, int64_t tiles, int blocks_per_sm, const cuda::GpuSpec& gpu) {
+  l.grid = grid_of(tiles, std::clamp(blocks_per_sm, 1, l.blocks_per_sm), gpu);
 }
 
 bool gemv_bitserial_applies(const GemvShape& s) {
@@ -186,13 +197,7 @@ int bitserial_warps(const GemvShape& s, const cuda::GpuSpec& gpu) {
 BitserialLaunch finish_bitserial_launch(const GemvShape& s, int warps, int blocks_per_sm, const cuda::GpuSpec& gpu) {
   BitserialLaunch l;
   l.warps = warps;
-  const int64_t tiles = ceil_div(s.n, kTileRows);
-  const int64_t slots = static_cast<int64_t>(std::max(1, blocks_per_sm)) * std::max(1, gpu.sm_count);
-  l.grid = static_cast<int>(std::max<int64_t>(1, std::min(tiles, slots)));
-  if (const char* env = std::getenv("LOWBIT_GEMV_GRID")) {  // a test and measurement knob
-    const int g = std::atoi(env);
-    if (g >= 1) l.grid = static_cast<int>(std::min<int64_t>(g, tiles));
-  }
+  l.grid = grid_of(ceil_div(s.n, kTileRows), blocks_per_sm, gpu);
   return l;
 }
 
