@@ -425,11 +425,17 @@ TEST(smxx_gemv, bitserial_and_decoding_kernels) {
 
 // A captured run replays bit for bit (and rewrites every element after a poison). m = 1 with
 // 1- and 2-bit weights runs the bit-serial kernel (forced for 2-bit): two kernels per run, so
-// the graph holds four PDL-linked nodes sharing one workspace.
+// the graph holds four PDL-linked nodes sharing one workspace. On sm_90 also two launches as
+// clusters of blocks splitting k (LOWBIT_GEMV_KSPLIT).
 TEST(smxx_gemv, graph_capture_replays_bit_exact) {
   LOWBIT_REQUIRE_GPU();
   ScopedEnv bitserial("LOWBIT_GEMV_BITSERIAL", "1");
-  for (auto [bits, m] : {std::pair{1, 4}, std::pair{3, 4}, std::pair{8, 4}, std::pair{1, 1}, std::pair{2, 1}}) {
+  struct G {
+    int bits, m, ksplit;
+  };
+  for (auto [bits, m, ksplit] : {G{1, 4, 1}, G{3, 4, 1}, G{8, 4, 1}, G{1, 1, 1}, G{2, 1, 1}, G{3, 4, 2}, G{4, 8, 2}}) {
+    if (ksplit > 1 && cuda::gpu_spec(0).cc < 90) continue;
+    ScopedEnv split("LOWBIT_GEMV_KSPLIT", std::to_string(ksplit));
     Case c;
     c.bits = bits, c.group = 128, c.m = m, c.n = 2000, c.k = 2048, c.bias = true;
     const GemmDesc d = desc_of(c);
@@ -453,6 +459,62 @@ TEST(smxx_gemv, graph_capture_replays_bit_exact) {
         3, [&](int) { o.y.poison(s.get()); },
         [&](int r) { EXPECT_TRUE(o.y.download() == eager) << "replay " << r << " differs from eager"; });
   }
+}
+
+// Clusters of blocks splitting k (sm_90; LOWBIT_GEMV_KSPLIT forces 2 or 4): the tiled layout
+// (activations staged once, or per item when they do not fit) and the gemv layout (1..8 bits,
+// int8 activations), every zero mode, groups, f16 / bf16, m = 1..8, a partial last chunk,
+// bias, one or three tiles per phase, small grids (several tiles and phases per cluster);
+// the result bit-identical from run to run.
+TEST(smxx_gemv, cluster_k_split) {
+  LOWBIT_REQUIRE_GPU();
+  if (cuda::gpu_spec(0).cc < 90) GTEST_SKIP() << "thread-block clusters need sm_90";
+  ScopedEnv decoding("LOWBIT_GEMV_BITSERIAL", "0");
+  struct K {
+    int bits;
+    ZeroPoint zero;
+    int group;
+    DType act;
+    int64_t m, n;
+    bool tiled;  // n a multiple of 16 and 4 / 8 bits: the tiled layout
+  };
+  const ZeroPoint sym = ZeroPoint::kSymmetric, zint = ZeroPoint::kInteger, zf = ZeroPoint::kFloat;
+  const DType f16 = DType::kF16, bf16 = DType::kBF16, i8 = DType::kI8;
+  int i = 0;
+  for (int ks : {2, 4})
+    for (const K& k : {K{4, sym, 128, f16, 8, 64, true}, K{4, zint, 32, bf16, 5, 48, true}, K{8, sym, 0, f16, 7, 80, true},
+                       K{8, zint, 64, bf16, 3, 32, true}, K{4, sym, 128, f16, 1, 64, true}, K{8, sym, 0, bf16, 2, 16, true},
+                       K{1, sym, 128, f16, 1, 37, false}, K{3, zf, 64, bf16, 6, 50, false}, K{5, zint, 32, f16, 8, 21, false},
+                       K{4, sym, 128, i8, 4, 29, false}, K{8, zint, 0, i8, 8, 40, false}}) {
+      ScopedEnv split("LOWBIT_GEMV_KSPLIT", std::to_string(ks));
+      ScopedEnv phase("LOWBIT_GEMV_PHASE", i % 2 ? "3" : "1");
+      std::unique_ptr<ScopedEnv> grid;
+      if (i % 3 != 2) grid = std::make_unique<ScopedEnv>("LOWBIT_GEMV_GRID", std::to_string(ks * (1 + i % 2)));
+      Case c;
+      c.bits = k.bits, c.zero = k.zero, c.group = k.group, c.act = k.act, c.m = k.m, c.n = k.n;
+      c.out = k.act == i8 ? f16 : k.act;
+      c.k = 8320;  // 33 chunks, the last half full: 16 warps x 2 or 8 x 4 blocks
+      c.bias = i % 2 == 0;
+      ++i;
+      std::string name;
+      check_case(c, &name);
+      EXPECT_NE(name.find("_k" + std::to_string(ks)), std::string::npos) << name;
+      EXPECT_EQ(name.find("_tiled") != std::string::npos, k.tiled) << name;
+      // Deterministic: two runs, the same bytes.
+      const GemmDesc d = desc_of(c);
+      const std::unique_ptr<detail::GemmImpl> impl = cuda::smxx_gemv_make(d, cuda::gpu_spec(0));
+      std::mt19937 rng(g_seed++);
+      Operands o = make_operands(c, *impl, rng);
+      StreamHolder stream;
+      std::vector<uint8_t> first;
+      for (int run = 0; run < 2; ++run) {
+        o.y.poison(stream.get());
+        ASSERT_TRUE(impl->run(o.args(), o.ws.get(), stream.get()).ok());
+        stream.sync();
+        if (run == 0) first = o.y.download();
+        else EXPECT_EQ(first, o.y.download()) << "run-to-run difference: " << name;
+      }
+    }
 }
 
 // Through lowbit::Gemm: the selector gives formats the tiled layout does not hold to this
@@ -500,16 +562,24 @@ TEST(smxx_gemv, public_api_selects_gemv) {
   {
     // Long k (k >= 2 n, Suite 1's down): the GEMV while its launch stages the activations
     // once (select.cpp gemv_first_long_k), the mixed GEMM above. On a GPU with 227 KB of shared
-    // memory per block that is m <= 6 for 4-bit weights (8 warps at m = 6) and m <= 5 for 8-bit.
+    // memory per block that is m <= 6 for 4-bit weights (8 warps at m = 6) and m <= 5 for 8-bit;
+    // on sm_90 every m up to 8, clusters of blocks splitting k where one block cannot hold
+    // them (4-bit from m = 5, 8-bit from m = 3; choose_gemv_launch).
     Case lk;
     lk.n = 4096, lk.k = 14336;
-    const bool big_smem = cuda::gpu_spec(0).smem_per_sm >= 228 * 1024;
-    for (auto [bits, m] : {std::pair{4, 1}, std::pair{4, 3}, std::pair{4, 6}, std::pair{4, 7}, std::pair{4, 8},
-                           std::pair{8, 2}, std::pair{8, 5}, std::pair{8, 6}, std::pair{8, 8}}) {
+    const cuda::GpuSpec& gpu = cuda::gpu_spec(0);
+    const bool big_smem = gpu.smem_per_sm >= 228 * 1024, clusters = gpu.cc >= 90;
+    for (auto [bits, m] : {std::pair{4, 1}, std::pair{4, 3}, std::pair{4, 5}, std::pair{4, 6}, std::pair{4, 7},
+                           std::pair{4, 8}, std::pair{8, 2}, std::pair{8, 3}, std::pair{8, 5}, std::pair{8, 6},
+                           std::pair{8, 8}}) {
       lk.bits = bits, lk.m = m, lk.group = bits == 8 ? 0 : 128;
       const GemmDesc d = desc_of(lk);
-      const bool once = cuda::smxx_gemv_launch_for(d, cuda::gpu_spec(0)).x_mode == gemv::kGemvXOnce;
-      if (big_smem) EXPECT_EQ(once, m <= (bits == 4 ? 6 : 5)) << "w" << bits << " m=" << m;
+      const gemv::GemvLaunch l = cuda::smxx_gemv_launch_for(d, gpu);
+      const bool once = l.x_mode == gemv::kGemvXOnce;
+      if (big_smem) {
+        EXPECT_EQ(once, clusters || m <= (bits == 4 ? 6 : 5)) << "w" << bits << " m=" << m;
+        EXPECT_EQ(l.ksplit > 1, clusters && m >= (bits == 4 ? 5 : 3)) << "w" << bits << " m=" << m;
+      }
       Gemm g(d, Device::cuda(0));
       EXPECT_EQ(g.kernel_name().rfind(once ? cuda::kSmxxGemvName : "sm80_mixed_gemm", 0), 0u)
           << "w" << bits << " m=" << m << ": " << g.kernel_name();

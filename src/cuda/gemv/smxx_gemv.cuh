@@ -22,6 +22,11 @@
 //     then the block sums the phase's outputs, one per thread, each in warp order (fixed:
 //     deterministic), adds bias / x scale and stores. A buffer is written again two phases
 //     later, after the next barrier, which every thread only reaches once it has summed.
+//   * on sm_90 a launch may group ksplit blocks in a cluster that splits k further (v11,
+//     p.ksplit): the cluster's blocks own the same tiles, its warps take the chunks in turn,
+//     the phase barrier is the cluster's, and the phase sums read every block's partial sums
+//     through distributed shared memory (below). For long k at large m, where one block
+//     cannot stage its share of the activations once.
 //
 // Arithmetic (per group of 32 / 64 / 128 columns, or per chunk for per-channel weights):
 // the weights enter the mma as c_R + q (one lop3 per two codes, smxx_gemv_layout.hpp); each
@@ -49,6 +54,7 @@
 #include "cuda/gemv/smxx_gemv_io.cuh"
 #include "cuda/gemv/smxx_gemv_layout.hpp"
 #include "cuda/gemv/smxx_gemv_params.hpp"
+#include "cuda/ptx/cluster.cuh"
 #include "cuda/ptx/cp_async.cuh"
 #include "cuda/ptx/cvta.cuh"
 #include "cuda/ptx/griddepcontrol.cuh"
@@ -197,13 +203,24 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
   const int M = p.m, N = p.n, C = p.chunks, T = p.tiles, KS = p.warps;
   const bool zeros = p.has_zeros != 0;
 
-  // The block's tiles [t0, t0 + nt) (balanced: counts differ by at most one); this warp's
-  // S chunks (warp, warp + KS, ...; KS <= C so S >= 1) and its L = nt * S items, item
-  // i = (tile - t0) * S + j for chunk warp + j * KS.
-  const int G = static_cast<int>(gridDim.x), blk = static_cast<int>(blockIdx.x);
+  // k-split across a cluster (p.ksplit = KB > 1, sm_90; session 17): the KB blocks of a
+  // cluster own the same tiles and split k between their KS x KB warps, warp w of cluster
+  // rank r being the cluster's warp vw = r KS + w; each block keeps its own warps' partial
+  // sums, and the phase reduction reads every block's through distributed shared memory.
+  // So each block stages 1 / KB of the activations: long k at m up to 8 still fits (Suite
+  // 1's down, k = 14336, m = 8: 229 KB of activations, more than one SM holds).
+  const int KB = p.ksplit;
+  const int crank = KB > 1 ? static_cast<int>(ptx::cluster_ctarank()) : 0;
+  const int KST = KS * KB;        // the k-split of the cluster (<= C)
+  const int vw = crank * KS + warp;  // this warp's place in it
+
+  // The cluster's (block's) tiles [t0, t0 + nt) (balanced: counts differ by at most one);
+  // this warp's S chunks (vw, vw + KST, ...; KST <= C so S >= 1) and its L = nt * S items,
+  // item i = (tile - t0) * S + j for chunk vw + j * KST.
+  const int G = static_cast<int>(gridDim.x) / KB, blk = static_cast<int>(blockIdx.x) / KB;
   const int t0 = static_cast<int>(static_cast<int64_t>(blk) * T / G);
   const int nt = static_cast<int>(static_cast<int64_t>(blk + 1) * T / G) - t0;
-  const int S = (C - 1 - warp) / KS + 1;
+  const int S = (C - 1 - vw) / KST + 1;
   const int L = nt * S;
 
   unsigned char* ring = smem + warp * kDepth * p.slot_bytes;
@@ -224,7 +241,7 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
   // smxx_gemv_can_implement). The tiled layout's partial last chunk (k % 256 != 0: only its
   // chunks inside k are copied, groups past k zero-filled) takes the general code; the gemv
   // layout has none.
-  int it_tile = t0, it_chunk = warp;
+  int it_tile = t0, it_chunk = vw;
   const unsigned char* const wbase = static_cast<const unsigned char*>(p.w) + lane * 16;
   const uint32_t w_tile_bytes = kTiled ? static_cast<uint32_t>(2 * kBits * p.k) : static_cast<uint32_t>(C * kItemBytes);
   const bool scale_lane = lane < 2 * kSlots;
@@ -278,10 +295,10 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
         ptx::cp_async_16_zfill(dst + extra_dst, src, grp < groups ? 16u : 0u);
       }
     }
-    // The warp's next chunk (warp, warp + KS, ... < C: S of them), then the next tile.
-    it_chunk += KS;
+    // The warp's next chunk (vw, vw + KST, ... < C: S of them), then the next tile.
+    it_chunk += KST;
     if (it_chunk >= C) {
-      it_chunk = warp;
+      it_chunk = vw;
       ++it_tile;
     }
   };
@@ -428,12 +445,12 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
   if constexpr (kStageX) {
     if (p.x_once) {
 #pragma unroll 1
-      for (int j = 0; j < S; ++j) stage_x(warp + j * KS, xbuf_s + static_cast<uint32_t>(j) * x_chunk_bytes);
+      for (int j = 0; j < S; ++j) stage_x(vw + j * KST, xbuf_s + static_cast<uint32_t>(j) * x_chunk_bytes);
       __syncwarp();
     }
   }
 
-  // 2. The warp's correction table: entry (j, gi, t) of chunk warp + j KS, float4 cg at
+  // 2. The warp's correction table: entry (j, gi, t) of chunk vw + j KST, float4 cg at
   //    [e], float4 cx at [S_max * slots * 4 + e]. Lanes of row pair g = 0 write (the values
   //    do not depend on g); the warp reads its own table only (__syncwarp).
   float4* corr = reinterpret_cast<float4*>(smem + p.corr_offset + warp * p.corr_stride);
@@ -449,10 +466,10 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
         if (p.x_once) {
           read_b(b, 0, kPairs, static_cast<uint32_t>(j) * x_chunk_bytes);
         } else {
-          load_b(b, warp + j * KS);
+          load_b(b, vw + j * KST);
         }
       } else {
-        load_b(b, warp + j * KS);
+        load_b(b, vw + j * KST);
       }
 #pragma unroll
       for (int gi = 0; gi < kSlots; ++gi) {
@@ -632,22 +649,50 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
     }
     acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
   };
-  // The block sums the `count` tiles of a phase (tiles first.., buffer `buf`), one output
-  // (tile, m, row) per thread: each output's parts in warp order (fixed: deterministic), plus
-  // the bias, times the x scale (int8), stored. (v7 first had one warp per tile: at m = 8 its
-  // 16 x 8 outputs x KS parts held up the whole block at every barrier.)
+  // The block (the cluster) sums the `count` tiles of a phase (tiles first.., buffer `buf`),
+  // one output (tile, m, row) per thread: each output's parts in the cluster's warp order
+  // (block rank, then warp: fixed, deterministic), plus the bias, times the x scale (int8),
+  // stored. With a cluster its blocks take every KB-th output and read the other blocks'
+  // parts through distributed shared memory (mapa + ld.shared::cluster). (v7 first had one
+  // warp per tile: at m = 8 its 16 x 8 outputs x KS parts held up the whole block at every
+  // barrier.)
+  const int nthreads = static_cast<int>(blockDim.x);
   auto reduce_phase = [&](int first, int buf, int count) {
     const int per_tile = M * kTileRows;
 #pragma unroll 1
-    for (int o = static_cast<int>(threadIdx.x); o < count * per_tile; o += static_cast<int>(blockDim.x)) {
+    for (int o = crank * nthreads + static_cast<int>(threadIdx.x); o < count * per_tile; o += KB * nthreads) {
       int q = 0, rem = o;
       while (rem >= per_tile) rem -= per_tile, ++q;  // q < count <= P: a few steps at most
       const int m = rem / kTileRows, r = rem % kTileRows;
       const int n = (t0 + first + q) * kTileRows + r;
       const float* pb = part_tile(buf, q);
       float sum = 0.0f;
+      if (KB == 1) {
 #pragma unroll 4
-      for (int w = 0; w < KS; ++w) sum += pb[(w * M + m) * kTileRows + r];
+        for (int w = 0; w < KS; ++w) sum += pb[(w * M + m) * kTileRows + r];
+      } else {
+        // Eight parts loaded back to back, then summed (in order), so that their
+        // distributed-shared-memory latencies overlap. Measured no faster than a load-add
+        // loop (down W4 m = 8: 19.43 against 19.46 us, 16 warps), but with the plain loop
+        // ptxas spilled 4-12 bytes in every 4-bit m <= 2 kernel (Suite 1's W4 g128 among
+        // them); with this one the 4- and 8-bit kernels spill in no more places than before
+        // the cluster split (some group-32 / 64 and 8-bit bf16 kernels, 4-136 bytes).
+        const uint32_t own = ptx::cvta_shared(pb + m * kTileRows + r);
+#pragma unroll 1
+        for (int cb = 0; cb < KB; ++cb) {
+          const uint32_t at = ptx::mapa_shared(own, static_cast<uint32_t>(cb));
+#pragma unroll 1
+          for (int w0 = 0; w0 < KS; w0 += 8) {
+            float v[8];
+#pragma unroll
+            for (int w = 0; w < 8; ++w)
+              v[w] = w0 + w < KS ? ptx::ld_shared_cluster_f32(at + static_cast<uint32_t>((w0 + w) * M * kTileRows * 4)) : 0.0f;
+#pragma unroll
+            for (int w = 0; w < 8; ++w)
+              if (w0 + w < KS) sum += v[w];
+          }
+        }
+      }
       if (n < N) {
         if constexpr (kInt8) sum *= p.x_scales[m];
         if (p.has_bias) sum += detail::load_out(p.bias, n, p.out_dtype);
@@ -673,7 +718,7 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
     for (int i = 0; i < L; ++i) {
       ptx::cp_async_wait<kDepth - 1>();
       __syncwarp();
-      compute(s, warp + j * KS, j, kTableC, kZerosC);
+      compute(s, vw + j * KST, j, kTableC, kZerosC);
       __syncwarp();
       if (i + kDepth < L) issue(s);  // item i + kDepth: the cursor's next
       ptx::cp_async_commit();
@@ -683,7 +728,13 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
         flush(buf, slot);
         ++lt;
         if (++slot == P || lt == nt) {
-          __syncthreads();
+          // The whole cluster's partial sums of the phase are written (release / acquire at
+          // cluster scope), or the block's.
+          if (KB > 1) {
+            ptx::cluster_sync();
+          } else {
+            __syncthreads();
+          }
           reduce_phase(first, buf, slot);
           first = lt;
           slot = 0;
@@ -705,6 +756,8 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
     item_loop(std::false_type{}, ZerosRuntime{});
   }
   ptx::cp_async_wait<0>();
+  // A block's shared memory must outlive the other blocks' reads of its last phase.
+  if (KB > 1) ptx::cluster_sync();
 #else
   LOWBIT_DEVICE_TRAP("smxx_gemv needs sm_80 or newer");
 #endif

@@ -41,14 +41,14 @@ bool reads_tiled(const GemmDesc& d) {
          tiled_layout_supports(d.w.int_format, d.n, d.k).ok();
 }
 
-gemv::GemvShape shape_of(const GemmDesc& d);
+gemv::GemvShape shape_of(const GemmDesc& d, const GpuSpec& gpu);
 
 // The kernel row: the format, and for the tiled layout whether the launch stages the
 // activations in shared memory (per item or once: choose_gemv_launch()).
 int kernel_row(const GemmDesc& d, const GpuSpec& gpu) {
   const IntWeightFormat& f = d.w.int_format;
   const int layout = reads_tiled(d) ? gemv::kLayoutTiled : gemv::kLayoutGemv;
-  const bool staged = layout == gemv::kLayoutTiled && gemv::choose_gemv_launch(shape_of(d), gpu).x_mode != gemv::kGemvXDirect;
+  const bool staged = layout == gemv::kLayoutTiled && gemv::choose_gemv_launch(shape_of(d, gpu), gpu).x_mode != gemv::kGemvXDirect;
   return gemv::find_gemv_kernel(f.bits, act_kind(d.a.dtype), gemv::scale_slots(f.group_size), layout, staged ? 1 : 0);
 }
 
@@ -70,7 +70,7 @@ int prepare_kernel(const void* fn, int device, int warps, std::size_t smem) {
   return blocks;
 }
 
-gemv::GemvShape shape_of(const GemmDesc& d) {
+gemv::GemvShape shape_of(const GemmDesc& d, const GpuSpec& gpu) {
   gemv::GemvShape s;
   s.bits = d.w.int_format.bits;
   s.layout = reads_tiled(d) ? gemv::kLayoutTiled : gemv::kLayoutGemv;
@@ -80,6 +80,8 @@ gemv::GemvShape shape_of(const GemmDesc& d) {
   s.m = static_cast<int>(d.m);
   s.n = d.n;
   s.k = d.k;
+  // Thread-block clusters (the k-split across a cluster): sm_90 code in this build.
+  s.clusters = gpu.cc >= 90 && build_has_code_for(gpu.cc, 90);
   return s;
 }
 
@@ -87,12 +89,12 @@ class SmxxGemvImpl final : public detail::GemmImpl {
  public:
   SmxxGemvImpl(const GemmDesc& desc, const GpuSpec& gpu)
       : desc_(desc), device_(gpu.device), row_(kernel_row(desc, gpu)), tiled_(reads_tiled(desc)),
-        pdl_(smxx_gemv_uses_pdl(gpu)), bitserial_(gemv::gemv_bitserial_chosen(shape_of(desc))) {
+        pdl_(smxx_gemv_uses_pdl(gpu)), bitserial_(gemv::gemv_bitserial_chosen(shape_of(desc, gpu))) {
     // Items: (16-row tile, 256-column chunk) in both layouts.
     tiles_ = (desc_.n + gemv::kTileRows - 1) / gemv::kTileRows;
     chunks_ = (desc_.k + gemv::kChunkK - 1) / gemv::kChunkK;
     if (bitserial_) {
-      const gemv::GemvShape s = shape_of(desc);
+      const gemv::GemvShape s = shape_of(desc, gpu);
       fn_ = gemv::bitserial_gemv_kernel(s.bits, s.slots);
       planes_fn_ = gemv::bitserial_xplanes_kernel(s.bits);
       if (fn_ == nullptr || planes_fn_ == nullptr)
@@ -123,7 +125,7 @@ class SmxxGemvImpl final : public detail::GemmImpl {
     return std::string(kSmxxGemvName) + "_" + dtype_name(desc_.a.dtype) + "_w" + std::to_string(f.bits) + "_s" +
            std::to_string(gemv::scale_slots(f.group_size)) + "_w" + std::to_string(launch_.warps) + "d" +
            std::to_string(launch_.depth) + "g" + std::to_string(launch_.grid) + (launch_.corr_table ? "" : "_ci") +
-           (tiled_ ? "_tiled" : "");
+           (tiled_ ? "_tiled" : "") + (launch_.ksplit > 1 ? "_k" + std::to_string(launch_.ksplit) : "");
   }
   std::string weight_layout() const override {
     return tiled_ ? tiled_layout_name(desc_.w.int_format.bits) : gemv_layout_name(desc_.w.int_format.bits);
@@ -172,6 +174,7 @@ class SmxxGemvImpl final : public detail::GemmImpl {
     p.xbuf_stride = launch_.xbuf_stride;
     p.x_once = launch_.x_mode == gemv::kGemvXOnce ? 1 : 0;
     p.xbuf_offset = launch_.xbuf_offset;
+    p.ksplit = launch_.ksplit;
 
     int current = 0;
     LOWBIT_CUDA_TRY(cudaGetDevice(&current));
@@ -181,13 +184,22 @@ class SmxxGemvImpl final : public detail::GemmImpl {
     cfg.blockDim = dim3(static_cast<unsigned>(32 * launch_.warps));
     cfg.dynamicSmemBytes = launch_.smem_bytes;
     cfg.stream = stream;
-    cudaLaunchAttribute attr[1];
+    cudaLaunchAttribute attr[2];
+    unsigned nattr = 0;
     if (pdl_) {
-      attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-      attr[0].val.programmaticStreamSerializationAllowed = 1;
-      cfg.attrs = attr;
-      cfg.numAttrs = 1;
+      attr[nattr].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attr[nattr].val.programmaticStreamSerializationAllowed = 1;
+      ++nattr;
     }
+    if (launch_.ksplit > 1) {  // clusters of ksplit blocks along x (the k-split)
+      attr[nattr].id = cudaLaunchAttributeClusterDimension;
+      attr[nattr].val.clusterDim.x = static_cast<unsigned>(launch_.ksplit);
+      attr[nattr].val.clusterDim.y = 1;
+      attr[nattr].val.clusterDim.z = 1;
+      ++nattr;
+    }
+    cfg.attrs = nattr > 0 ? attr : nullptr;
+    cfg.numAttrs = nattr;
     void* kargs[] = {&p};
     const cudaError_t e = cudaLaunchKernelExC(&cfg, fn_, kargs);
     if (current != device_) LOWBIT_CUDA_TRY(cudaSetDevice(current));
@@ -311,7 +323,7 @@ Status smxx_gemv_can_implement(const GemmDesc& d, const GpuSpec& gpu) {
     return fail("shape exceeds the kernel's 32-bit indexing (n < 2^28, k < 2^27)");
   if (kernel_row(d, gpu) < 0) return fail("no kernel instantiated for " + f.name() + " with " + dtype_name(d.a.dtype));
   {
-    const gemv::GemvLaunch l = gemv::choose_gemv_launch(shape_of(d), gpu);
+    const gemv::GemvLaunch l = gemv::choose_gemv_launch(shape_of(d, gpu), gpu);
     if (l.smem_bytes > static_cast<std::size_t>(gpu.smem_per_block_optin))
       return fail("needs " + std::to_string(l.smem_bytes) + " bytes of shared memory per block, more than the " +
                   std::to_string(gpu.smem_per_block_optin) + " this GPU allows");
@@ -320,18 +332,38 @@ Status smxx_gemv_can_implement(const GemmDesc& d, const GpuSpec& gpu) {
 }
 
 gemv::GemvLaunch smxx_gemv_launch_for(const GemmDesc& d, const GpuSpec& gpu) {
-  gemv::GemvLaunch l = gemv::choose_gemv_launch(shape_of(d), gpu);
+  gemv::GemvLaunch l = gemv::choose_gemv_launch(shape_of(d, gpu), gpu);
   const void* fn = gemv::gemv_kernel(kernel_row(d, gpu));
   if (fn == nullptr) throw Error(std::string(kWho) + "no kernel for " + d.describe());
   int current = 0;
   LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
   if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(gpu.device));
   const int blocks = prepare_kernel(fn, gpu.device, l.warps, l.smem_bytes);
+  // Clusters (the k-split across blocks): how many the runtime keeps resident at once.
+  int clusters = 0;
+  cudaError_t e = cudaSuccess;
+  if (blocks >= 1 && l.ksplit > 1) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(static_cast<unsigned>(l.ksplit * gpu.sm_count));
+    cfg.blockDim = dim3(static_cast<unsigned>(32 * l.warps));
+    cfg.dynamicSmemBytes = l.smem_bytes;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = static_cast<unsigned>(l.ksplit);
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    e = cudaOccupancyMaxActiveClusters(&clusters, fn, &cfg);
+  }
   if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
-  if (blocks < 1)
+  LOWBIT_CUDA_CHECK(e);
+  if (blocks < 1 || (l.ksplit > 1 && clusters < 1))
     throw Error(std::string(kWho) + "launch does not fit an SM (" + std::to_string(l.warps) + " warps, " +
-                std::to_string(l.smem_bytes) + " bytes of shared memory) for " + d.describe());
-  gemv::finish_gemv_launch(l, (d.n + gemv::kTileRows - 1) / gemv::kTileRows, blocks, gpu);
+                std::to_string(l.smem_bytes) + " bytes of shared memory" +
+                (l.ksplit > 1 ? ", clusters of " + std::to_string(l.ksplit) : std::string()) + ") for " +
+                d.describe());
+  gemv::finish_gemv_launch(l, (d.n + gemv::kTileRows - 1) / gemv::kTileRows, blocks, gpu, clusters);
   return l;
 }
 

@@ -88,6 +88,7 @@ struct GemvParams {
   int xbuf_offset = 0;       // bytes: tiled layout, the per-warp activation buffers
   int xbuf_stride = 0;       // bytes of one warp's buffer: m x 512 (x_once: S_max x m x 512)
   int x_once = 0;            // tiled, staged kernels: the warp's chunks staged once (else per item)
+  int ksplit = 1;            // blocks of a cluster splitting k (sm_90, launched as clusters of ksplit); 1: none
 };
 
 }  // namespace lowbit::gemv

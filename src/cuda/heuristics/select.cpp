@@ -157,7 +157,11 @@ std::vector<const FamilyEntry*> apply_selection_rules(const GemmDesc& desc, cons
   // 17.65 / 19.21 / 21.22 / 23.11; m = 7 / 8 sm80_mixed_gemm 22.64 / 22.61 against the GEMV
   // staging per item (4-slot rings: 31.57 / 33.60); W8 per-channel GEMV m = 1..5 17.60 / 17.87 /
   // 19.23 / 22.39 / 22.76 against 18.03 / 18.57 / 19.71 / 21.29 / 23.33, m = 6..8 sm80 27.8-27.9
-  // against the GEMV per item 30.5-36.7.
+  // against the GEMV per item 30.5-36.7. Session 17: on sm_90 the GEMV's launch splits k over
+  // a cluster of blocks where one block cannot stage the activations, so it stages them once at
+  // every m <= 8 and comes first (H200, down, us: W4 g128 f16 m = 5..8 13.94 / 14.28 / 14.66 /
+  // 16.19 against the mixed GEMM's 21.22 / 23.11 / 22.60 / 22.63; W8 per-channel m = 6..8
+  // 20.02 / 22.98 / 21.14 against 27.8-27.9; docs/kernels/gemv.md v11).
   const bool long_k = desc.k >= 2 * desc.n;
   if (desc.w.kind == WeightKind::kInt && desc.m <= kGemvFirstMaxM && (!long_k || gemv_first_long_k(desc, gpu))) {
     auto gemv = std::find_if(order.begin(), order.end(),

@@ -20,12 +20,12 @@ std::size_t block_smem_of(const cuda::GpuSpec& gpu, int bps) {
 }
 
 // Shared memory of `warps` warps holding their activations once (each warp's share of the
-// chunks, m rows): rings, correction tables of `corr_stride` bytes per warp, two tiles of
-// partial sums, the staged activations.
-std::size_t x_once_bytes(const GemvShape& s, int64_t chunks, int warps, std::size_t ring_per_warp,
+// chunks, s_max of them, m rows): rings, correction tables of `corr_stride` bytes per warp,
+// two tiles of partial sums, the staged activations.
+std::size_t x_once_bytes(const GemvShape& s, int64_t s_max, int warps, std::size_t ring_per_warp,
                          std::size_t corr_stride) {
   const std::size_t w = static_cast<std::size_t>(warps);
-  const std::size_t once = w * static_cast<std::size_t>(ceil_div(chunks, warps)) * s.m * kSliceBytes;
+  const std::size_t once = w * static_cast<std::size_t>(s_max) * s.m * kSliceBytes;
   return w * ring_per_warp + w * corr_stride + 2 * w * s.m * kTileRows * sizeof(float) + once;
 }
 
@@ -58,7 +58,7 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   const bool staged = gemv_stages_x(s.layout, s.m);
   const bool one_block = staged || few_tiles;
   int warps = static_cast<int>(std::min<int64_t>(one_block ? 16 : 8, chunks));
-  int bps = one_block ? 1 : 2, force_table = -1;
+  int bps = one_block ? 1 : 2, force_table = -1, ksplit = 1;
   l.depth = ring_depth(s.bits);
   l.slot_bytes = ring_slot_bytes(s.bits, s.slots, s.zeros);
   // Long k with staged activations: fewer warps when that is what lets the block hold its
@@ -68,34 +68,86 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   // m = 4 13.28 (once) / 14.17 / 16.82; m = 5 23.93 (per item) / 14.96 (once) / 17.25;
   // m = 6 27.36 / 28.97 (per item) / 17.69 (once). The largest count that fits wins; not
   // below 8 warps (no measurement there).
+  // Session 17: on sm_90, clusters of 2 or 4 blocks splitting k (each block stages 1 / ksplit
+  // of the activations; the kernel's phase reduction reads the other blocks' partial sums
+  // through distributed shared memory) where one block of 16 warps cannot hold them once,
+  // before fewer warps. The smallest cluster that fits, and in it the warp count (8..16, even)
+  // whose busiest block has the fewest items per tile (an SM's load: each warp's chunk count
+  // summed over the block), ties to more warps. H200, down (56 chunks), us, m = 5 / 6 / 7 / 8,
+  // clusters of 2 with 16 / 14 / 12 / 10 / 8 warps (busiest block 32 / 28 / 32 / 30 / 32
+  // items), W4 g128 f16: 14.20 / 14.64 / 16.26 / 19.43; 13.82 / 14.16 / 14.59 / 16.21; 14.80 /
+  // 15.29 / 15.55 / 17.55; 15.14 / 15.41 / 15.59 / 16.05; 15.95 / 16.18 / 16.40 / 16.88 (one
+  // block: 15.02 (12 warps) / 17.40 (8) / the mixed GEMM 22.60 / 22.63). W8 per-channel f16,
+  // m = 3 / 4 / 5, clusters of 2, 16 / 14 / 12 warps: 17.69 / 19.62 / 22.59; 18.28 / 18.64 /
+  // 18.93; 18.78 / 19.00 / 19.21 (one block, 12 or 8 warps: 19.47 / 22.58 / 22.92); m = 6 / 7
+  // / 8 (only clusters of 4 fit), 14 / 12 / 8 warps (14 / 20 / 16 items): 22.75 / 23.83 /
+  // 24.29; 26.89 / 27.18 / 31.07; 22.55 / 22.85 / 23.14 (the mixed GEMM 27.8-27.9). Clusters
+  // of 4 for W4 (14 warps, 30 clusters resident): 20.9-22.8, hence the smallest cluster first.
+  const char* ks_env = std::getenv("LOWBIT_GEMV_KSPLIT");
+  const int ks_force = ks_env != nullptr ? std::atoi(ks_env) : 0;
   if (staged && one_block && std::getenv("LOWBIT_GEMV_XONCE") == nullptr) {
     const std::size_t ring_per_warp = static_cast<std::size_t>(l.depth) * l.slot_bytes;
-    auto once_fits = [&](int w) {
-      const std::size_t table = static_cast<std::size_t>(ceil_div(chunks, w)) * s.slots * 4 * kCorrEntryBytes;
-      return x_once_bytes(s, chunks, w, ring_per_warp, table) <= block_smem_of(gpu, 1);
+    auto once_fits = [&](int w, int ks) {
+      const int64_t s_max = ceil_div(chunks, static_cast<int64_t>(w) * ks);
+      const std::size_t table = static_cast<std::size_t>(s_max) * s.slots * 4 * kCorrEntryBytes;
+      return x_once_bytes(s, s_max, w, ring_per_warp, table) <= block_smem_of(gpu, 1);
     };
-    if (!once_fits(warps))
-      for (int w : {12, 8})
-        if (w < warps && once_fits(w)) {
-          warps = w;
-          break;
+    // Items per tile of the busiest block of a cluster of ks blocks of w warps (the kernel's
+    // split: the cluster's warp vw takes chunks vw, vw + w ks, ...).
+    auto busiest_block = [&](int w, int ks) {
+      const int64_t kst = static_cast<int64_t>(w) * ks;
+      int64_t worst = 0;
+      for (int b = 0; b < ks; ++b) {
+        int64_t items = 0;
+        for (int i = 0; i < w; ++i) items += (chunks - 1 - (static_cast<int64_t>(b) * w + i)) / kst + 1;
+        worst = std::max(worst, items);
+      }
+      return worst;
+    };
+    auto try_ksplit = [&](int ks) {
+      if (!s.clusters) return false;
+      int best = 0;
+      int64_t best_load = 0;
+      for (int w = 16; w >= 8; w -= 2)
+        if (static_cast<int64_t>(w) * ks <= chunks && once_fits(w, ks) && (best == 0 || busiest_block(w, ks) < best_load)) {
+          best = w;
+          best_load = busiest_block(w, ks);
         }
+      if (best == 0) return false;
+      warps = best;
+      ksplit = ks;
+      return true;
+    };
+    if (!once_fits(warps, 1) && ks_force != 2 && ks_force != 4) {
+      bool done = ks_force != 1 && (try_ksplit(2) || try_ksplit(4));
+      for (int w : {12, 8})
+        if (!done && w < warps && once_fits(w, 1)) {
+          warps = w;
+          done = true;
+        }
+    }
+  }
+  // Forced (tests, measurements): any launch, as long as every warp of the cluster has a chunk.
+  if ((ks_force == 2 || ks_force == 4) && s.clusters && chunks >= ks_force) {
+    ksplit = ks_force;
+    warps = static_cast<int>(std::min<int64_t>(warps, chunks / ksplit));
   }
   if (const char* env = std::getenv("LOWBIT_GEMV_LAUNCH")) {
     int w = -1, b = -1, c = -1;
     if (std::sscanf(env, "%d,%d,%d", &w, &b, &c) >= 1) {
-      if (w >= 1 && w <= kMaxWarps) warps = static_cast<int>(std::min<int64_t>(w, chunks));
+      if (w >= 1 && w <= kMaxWarps) warps = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(w, chunks / ksplit)));
       if (b >= 1 && b <= 4) bps = b;
       force_table = c;
     }
   }
   l.warps = warps;
   l.blocks_per_sm = bps;
+  l.ksplit = ksplit;
 
   // Shared memory: [rings][correction tables][partial sums][activation buffers (tiled
   // layout: m x 512 bytes per warp)]; 16-byte multiples.
   const std::size_t ring_bytes = static_cast<std::size_t>(warps) * l.depth * l.slot_bytes;
-  const int64_t s_max = ceil_div(chunks, warps);
+  const int64_t s_max = ceil_div(chunks, static_cast<int64_t>(warps) * ksplit);
   const std::size_t stride = static_cast<std::size_t>(s_max) * s.slots * 4 * kCorrEntryBytes;
   // Partial sums: two buffers of one phase (phase_tiles tiles) each.
   const std::size_t tile_part_bytes = static_cast<std::size_t>(warps) * s.m * kTileRows * sizeof(float);
@@ -116,7 +168,7 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   if (s.layout == kLayoutTiled) {
     const char* env = std::getenv("LOWBIT_GEMV_XONCE");
     if ((env == nullptr || std::atoi(env) != 0) &&
-        x_once_bytes(s, chunks, warps, static_cast<std::size_t>(l.depth) * l.slot_bytes, l.corr_stride) <= block_smem) {
+        x_once_bytes(s, s_max, warps, static_cast<std::size_t>(l.depth) * l.slot_bytes, l.corr_stride) <= block_smem) {
       l.x_mode = kGemvXOnce;
       l.xbuf_stride = static_cast<int>(s_max * s.m * kSliceBytes);
       x_bytes = static_cast<std::size_t>(warps) * s_max * s.m * kSliceBytes;
@@ -158,8 +210,19 @@ int grid_of(int64_t tiles, int blocks_per_sm, const cuda::GpuSpec& gpu) {
 
 }  // namespace
 
-void finish_gemv_launch(GemvLaunch& l, int64_t tiles, int blocks_per_sm, const cuda::GpuSpec& gpu) {
-  l.grid = grid_of(tiles, std::clamp(blocks_per_sm, 1, l.blocks_per_sm), gpu);
+void finish_gemv_launch(GemvLaunch& l, int64_t tiles, int blocks_per_sm, const cuda::GpuSpec& gpu,
+                        int max_clusters) {
+  if (l.ksplit <= 1) {
+    l.grid = grid_of(tiles, std::clamp(blocks_per_sm, 1, l.blocks_per_sm), gpu);
+    return;
+  }
+  // Clusters: one per balanced tile range, as many as are resident at once.
+  int clusters = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(tiles, std::max(1, max_clusters))));
+  if (const char* env = std::getenv("LOWBIT_GEMV_GRID")) {
+    const int g = std::atoi(env) / l.ksplit;
+    if (g >= 1) clusters = static_cast<int>(std::min<int64_t>(g, tiles));
+  }
+  l.grid = clusters * l.ksplit;
 }
 
 bool gemv_bitserial_applies(const GemvShape& s) {

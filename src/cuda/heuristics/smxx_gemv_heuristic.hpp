@@ -133,6 +133,7 @@ struct GemvShape {
   int m = 1;
   int64_t n = 0;
   int64_t k = 0;
+  bool clusters = false;  // the GPU and the build launch thread-block clusters (sm_90)
 };
 
 // How a tiled-layout kernel reads the activations (B operand): straight from global memory
@@ -159,18 +160,24 @@ struct GemvLaunch {
   int xbuf_offset = 0;         // bytes: tiled layout, per-warp activation buffers
   int xbuf_stride = 0;         // bytes of one warp's activation buffer
   int x_mode = 0;              // GemvXMode: how the tiled kernels read the activations
+  int ksplit = 1;              // blocks of a cluster splitting k (1: no cluster)
   std::size_t smem_bytes = 0;  // dynamic shared memory of the launch
 };
 
 // Warps, ring and shared memory for a shape on a GPU (grid not yet known: it needs the
 // kernel's occupancy, which the family's host side asks the runtime for).
 // Tuning overrides (tests, the device script): LOWBIT_GEMV_LAUNCH=
-// "warps[,blocks_per_sm[,corr_table]]" (-1 keeps the choice).
+// "warps[,blocks_per_sm[,corr_table]]" (-1 keeps the choice); LOWBIT_GEMV_KSPLIT=<1|2|4>
+// (clusters of blocks splitting k, sm_90: 1 never, 2 / 4 forced on any launch whose cluster
+// has a chunk per warp).
 GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu);
 
 // The grid: min(tiles, SMs x blocks_per_sm) blocks (capped by what is resident), each a
-// balanced range of tiles. LOWBIT_GEMV_GRID=<blocks> overrides it.
-void finish_gemv_launch(GemvLaunch& l, int64_t tiles, int blocks_per_sm, const cuda::GpuSpec& gpu);
+// balanced range of tiles; with ksplit > 1, ksplit x min(tiles, max_clusters) blocks
+// (max_clusters: the clusters the runtime can keep resident at once). LOWBIT_GEMV_GRID=<blocks>
+// overrides it (rounded down to whole clusters).
+void finish_gemv_launch(GemvLaunch& l, int64_t tiles, int blocks_per_sm, const cuda::GpuSpec& gpu,
+                        int max_clusters = 0);
 
 // The bit-serial kernel (smxx_gemv_bitserial.cuh): 1- and 2-bit weights of the gemv layout,
 // f16 / bf16 activations, any group and zero-point mode, m = 1, on the single-bit mma with no

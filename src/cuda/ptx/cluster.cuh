@@ -75,4 +75,16 @@ LOWBIT_DEVICE float4 ld_shared_cluster_f32x4(uint32_t cluster_addr) {
 #endif
 }
 
+// ld.shared::cluster.f32: 4 bytes from (possibly another CTA's) shared memory.
+LOWBIT_DEVICE float ld_shared_cluster_f32(uint32_t cluster_addr) {
+#if LOWBIT_HAS_SM90
+  float v;
+  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(cluster_addr) : "memory");
+  return v;
+#else
+  LOWBIT_DEVICE_TRAP("ld.shared::cluster needs sm_90");
+  return 0.f;
+#endif
+}
+
 }  // namespace lowbit::ptx
