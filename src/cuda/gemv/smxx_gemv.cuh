@@ -172,9 +172,16 @@ LOWBIT_DEVICE void correction_a(int pair, int h, uint32_t (&a)[4]) {
 // activation dtype, rows in pair order (16 strip + 2 r + h = row r + 8 h), so a group's
 // 32-bit entries (g, g+8) of a strip are 32 contiguous bytes, copied like the gemv layout's; integer zero points: u8 in the same order, 16 bytes per
 // group and strip. Groups past k (partial last item) are zero-filled.
-template <int kBits, int kAct, int kSlots, int kLayout, bool kStageX>
-__global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(const __grid_constant__ GemvParams p) {
-#if LOWBIT_HAS_SM80
+//
+// kCluster: the launch groups p.ksplit blocks in a cluster that splits k (sm_90, v11). A
+// template parameter so that the kernels without it compile as before the split existed (with
+// a run-time cluster size in every kernel, the m = 1 Suite-1 sums were 0.4-0.9 us slower on
+// the H200, same machine: W4 g128 f16 43.5 / 43.6 against 42.7 / 42.7, W8 per-channel 62.4 /
+// 62.4 against 61.9 / 62.0).
+namespace detail {
+
+template <int kBits, int kAct, int kSlots, int kLayout, bool kStageX, bool kCluster>
+LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
   static_assert(layout_bits_supported(kBits), "gemv layout widths: 1, 2, 3, 4, 5, 6, 8");
   static_assert(kAct != kActI8 || int8_layout_bits_supported(kBits),
                 "int8 activations take 4- and 8-bit weights");
@@ -209,8 +216,8 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
   // sums, and the phase reduction reads every block's through distributed shared memory.
   // So each block stages 1 / KB of the activations: long k at m up to 8 still fits (Suite
   // 1's down, k = 14336, m = 8: 229 KB of activations, more than one SM holds).
-  const int KB = p.ksplit;
-  const int crank = KB > 1 ? static_cast<int>(ptx::cluster_ctarank()) : 0;
+  const int KB = kCluster ? p.ksplit : 1;
+  const int crank = kCluster ? static_cast<int>(ptx::cluster_ctarank()) : 0;
   const int KST = KS * KB;        // the k-split of the cluster (<= C)
   const int vw = crank * KS + warp;  // this warp's place in it
 
@@ -667,16 +674,16 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
       const int n = (t0 + first + q) * kTileRows + r;
       const float* pb = part_tile(buf, q);
       float sum = 0.0f;
-      if (KB == 1) {
+      if constexpr (!kCluster) {
 #pragma unroll 4
         for (int w = 0; w < KS; ++w) sum += pb[(w * M + m) * kTileRows + r];
       } else {
         // Eight parts loaded back to back, then summed (in order), so that their
         // distributed-shared-memory latencies overlap. Measured no faster than a load-add
-        // loop (down W4 m = 8: 19.43 against 19.46 us, 16 warps), but with the plain loop
-        // ptxas spilled 4-12 bytes in every 4-bit m <= 2 kernel (Suite 1's W4 g128 among
-        // them); with this one the 4- and 8-bit kernels spill in no more places than before
-        // the cluster split (some group-32 / 64 and 8-bit bf16 kernels, 4-136 bytes).
+        // loop (down W4 m = 8: 19.43 against 19.46 us, 16 warps); kept because with the
+        // plain loop ptxas spilled in more kernels (measured when every kernel carried this
+        // code; the cluster kernels of Suite 1's formats, W4 g128 and W8 per-channel f16,
+        // spill nothing).
         const uint32_t own = ptx::cvta_shared(pb + m * kTileRows + r);
 #pragma unroll 1
         for (int cb = 0; cb < KB; ++cb) {
@@ -730,7 +737,7 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
         if (++slot == P || lt == nt) {
           // The whole cluster's partial sums of the phase are written (release / acquire at
           // cluster scope), or the block's.
-          if (KB > 1) {
+          if constexpr (kCluster) {
             ptx::cluster_sync();
           } else {
             __syncthreads();
@@ -757,7 +764,19 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(cons
   }
   ptx::cp_async_wait<0>();
   // A block's shared memory must outlive the other blocks' reads of its last phase.
-  if (KB > 1) ptx::cluster_sync();
+  if constexpr (kCluster) ptx::cluster_sync();
+}
+
+}  // namespace detail
+
+template <int kBits, int kAct, int kSlots, int kLayout, bool kStageX, bool kCluster>
+__global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(const __grid_constant__ GemvParams p) {
+#if LOWBIT_HAS_SM80
+  if constexpr (kCluster && !LOWBIT_HAS_SM90) {
+    LOWBIT_DEVICE_TRAP("smxx_gemv: the k split across a cluster needs sm_90");  // never launched there
+  } else {
+    detail::gemv_body<kBits, kAct, kSlots, kLayout, kStageX, kCluster>(p);
+  }
 #else
   LOWBIT_DEVICE_TRAP("smxx_gemv needs sm_80 or newer");
 #endif

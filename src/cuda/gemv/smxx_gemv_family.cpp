@@ -48,8 +48,10 @@ gemv::GemvShape shape_of(const GemmDesc& d, const GpuSpec& gpu);
 int kernel_row(const GemmDesc& d, const GpuSpec& gpu) {
   const IntWeightFormat& f = d.w.int_format;
   const int layout = reads_tiled(d) ? gemv::kLayoutTiled : gemv::kLayoutGemv;
-  const bool staged = layout == gemv::kLayoutTiled && gemv::choose_gemv_launch(shape_of(d, gpu), gpu).x_mode != gemv::kGemvXDirect;
-  return gemv::find_gemv_kernel(f.bits, act_kind(d.a.dtype), gemv::scale_slots(f.group_size), layout, staged ? 1 : 0);
+  const gemv::GemvLaunch l = gemv::choose_gemv_launch(shape_of(d, gpu), gpu);
+  const bool staged = layout == gemv::kLayoutTiled && l.x_mode != gemv::kGemvXDirect;
+  return gemv::find_gemv_kernel(f.bits, act_kind(d.a.dtype), gemv::scale_slots(f.group_size), layout, staged ? 1 : 0,
+                                staged && l.ksplit > 1 ? 1 : 0);
 }
 
 // Raises the kernel's dynamic shared-memory limit to what the device allows (once per

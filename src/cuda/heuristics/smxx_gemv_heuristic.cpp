@@ -127,8 +127,9 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
         }
     }
   }
-  // Forced (tests, measurements): any launch, as long as every warp of the cluster has a chunk.
-  if ((ks_force == 2 || ks_force == 4) && s.clusters && chunks >= ks_force) {
+  // Forced (tests, measurements): any staged launch, as long as every warp of the cluster has
+  // a chunk (only the staged kernels have cluster instantiations).
+  if ((ks_force == 2 || ks_force == 4) && s.clusters && staged && one_block && chunks >= ks_force) {
     ksplit = ks_force;
     warps = static_cast<int>(std::min<int64_t>(warps, chunks / ksplit));
   }

@@ -29,6 +29,7 @@ struct GemvKernelRow {
   const char* reason;
   int layout = kLayoutGemv;  // GemvLayout: which packed layout the kernel reads
   int stage_x = 0;           // tiled: activations through shared memory (m > kTiledDirectMaxM)
+  int cluster = 0;           // tiled, staged: launched as clusters splitting k (sm_90; GemvLaunch::ksplit > 1)
 };
 
 // Tiled layout: the largest m whose kernels read the activations straight from global memory
@@ -46,7 +47,8 @@ constexpr bool gemv_stages_x(int layout, int m) { return layout == kLayoutTiled 
 // 4- and 8-bit weights (the scope, and the only widths whose codes are whole
 // nibbles / bytes of the int8 mma operand); then 4- and 8-bit f16 / bf16 kernels reading
 // the tiled layout, each with the activations read directly (m <= kTiledDirectMaxM) or staged.
-// 96 kernels; smxx_gemv_w<bits>.cu instantiate exactly these rows.
+// 112 kernels (the last 16 the staged ones as clusters); smxx_gemv_w<bits>.cu instantiate
+// exactly these rows.
 inline constexpr GemvKernelRow kGemvKernels[] = {
     // 1-bit: binary weights (extreme-compression research models).
     {1, kActF16, 8, "w1 g32 f16"},   {1, kActF16, 4, "w1 g64 f16"},
@@ -111,14 +113,33 @@ inline constexpr GemvKernelRow kGemvKernels[] = {
     {8, kActF16, 1, "tiled w8 per-channel f16 (Suite 1 W8), staged x", kLayoutTiled, 1},
     {8, kActBf16, 8, "tiled w8 g32 bf16, staged x", kLayoutTiled, 1}, {8, kActBf16, 4, "tiled w8 g64 bf16, staged x", kLayoutTiled, 1},
     {8, kActBf16, 2, "tiled w8 g128 bf16, staged x", kLayoutTiled, 1}, {8, kActBf16, 1, "tiled w8 per-channel bf16, staged x", kLayoutTiled, 1},
+    // The staged kernels again, launched as clusters of blocks splitting k (sm_90; long k at
+    // larger m, where one block cannot stage its activations once: choose_gemv_launch).
+    {4, kActF16, 8, "tiled w4 g32 f16, staged x, cluster", kLayoutTiled, 1, 1},
+    {4, kActF16, 4, "tiled w4 g64 f16, staged x, cluster", kLayoutTiled, 1, 1},
+    {4, kActF16, 2, "tiled w4 g128 f16 (Suite 1 down, m >= 5), staged x, cluster", kLayoutTiled, 1, 1},
+    {4, kActF16, 1, "tiled w4 per-channel f16, staged x, cluster", kLayoutTiled, 1, 1},
+    {4, kActBf16, 8, "tiled w4 g32 bf16, staged x, cluster", kLayoutTiled, 1, 1},
+    {4, kActBf16, 4, "tiled w4 g64 bf16, staged x, cluster", kLayoutTiled, 1, 1},
+    {4, kActBf16, 2, "tiled w4 g128 bf16, staged x, cluster", kLayoutTiled, 1, 1},
+    {4, kActBf16, 1, "tiled w4 per-channel bf16, staged x, cluster", kLayoutTiled, 1, 1},
+    {8, kActF16, 8, "tiled w8 g32 f16, staged x, cluster", kLayoutTiled, 1, 1},
+    {8, kActF16, 4, "tiled w8 g64 f16, staged x, cluster", kLayoutTiled, 1, 1},
+    {8, kActF16, 2, "tiled w8 g128 f16, staged x, cluster", kLayoutTiled, 1, 1},
+    {8, kActF16, 1, "tiled w8 per-channel f16 (Suite 1 W8 down, m >= 3), staged x, cluster", kLayoutTiled, 1, 1},
+    {8, kActBf16, 8, "tiled w8 g32 bf16, staged x, cluster", kLayoutTiled, 1, 1},
+    {8, kActBf16, 4, "tiled w8 g64 bf16, staged x, cluster", kLayoutTiled, 1, 1},
+    {8, kActBf16, 2, "tiled w8 g128 bf16, staged x, cluster", kLayoutTiled, 1, 1},
+    {8, kActBf16, 1, "tiled w8 per-channel bf16, staged x, cluster", kLayoutTiled, 1, 1},
 };
 inline constexpr int kGemvKernelCount = static_cast<int>(sizeof(kGemvKernels) / sizeof(kGemvKernels[0]));
 
-// Index of the row for (bits, act, slots, layout, stage_x), or -1.
-constexpr int find_gemv_kernel(int bits, int act, int slots, int layout = kLayoutGemv, int stage_x = 0) {
+// Index of the row for (bits, act, slots, layout, stage_x, cluster), or -1.
+constexpr int find_gemv_kernel(int bits, int act, int slots, int layout = kLayoutGemv, int stage_x = 0,
+                               int cluster = 0) {
   for (int i = 0; i < kGemvKernelCount; ++i)
     if (kGemvKernels[i].bits == bits && kGemvKernels[i].act == act && kGemvKernels[i].slots == slots &&
-        kGemvKernels[i].layout == layout && kGemvKernels[i].stage_x == stage_x)
+        kGemvKernels[i].layout == layout && kGemvKernels[i].stage_x == stage_x && kGemvKernels[i].cluster == cluster)
       return i;
   return -1;
 }
@@ -168,8 +189,8 @@ struct GemvLaunch {
 // kernel's occupancy, which the family's host side asks the runtime for).
 // Tuning overrides (tests, the device script): LOWBIT_GEMV_LAUNCH=
 // "warps[,blocks_per_sm[,corr_table]]" (-1 keeps the choice); LOWBIT_GEMV_KSPLIT=<1|2|4>
-// (clusters of blocks splitting k, sm_90: 1 never, 2 / 4 forced on any launch whose cluster
-// has a chunk per warp).
+// (clusters of blocks splitting k, sm_90, tiled layout with staged activations: 1 never, 2 / 4
+// forced wherever the cluster has a chunk per warp).
 GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu);
 
 // The grid: min(tiles, SMs x blocks_per_sm) blocks (capped by what is resident), each a
