@@ -519,6 +519,33 @@ TEST(smxx_gemv, cluster_k_split) {
     }
 }
 
+// The launch choice for Suite 1's down (k = 14336, n = 4096) on an H200-like GPU (132 SMs,
+// 227 KB of shared memory per block), pinned to the measurements behind it
+// (choose_gemv_launch, docs/kernels/gemv.md v11): one block of 16 warps while the activations
+// fit once, then clusters of 2 with the warp count of the lightest busiest block among those
+// holding two tiles per phase; without clusters (sm_89-like) the old fallbacks. Host only.
+TEST(smxx_gemv, cluster_launch_follows_measurements) {
+  cuda::GpuSpec h200;
+  h200.cc = 90, h200.sm_count = 132, h200.smem_per_sm = 233472, h200.smem_per_block_optin = 232448;
+  auto pick = [&](int bits, int m, bool clusters) {
+    gemv::GemvShape s;
+    s.bits = bits, s.layout = gemv::kLayoutTiled, s.act = gemv::kActF16, s.slots = bits == 4 ? 2 : 1;
+    s.m = m, s.n = 4096, s.k = 14336, s.clusters = clusters;
+    const gemv::GemvLaunch l = gemv::choose_gemv_launch(s, h200);
+    return std::to_string(l.warps) + "x" + std::to_string(l.ksplit) + (l.x_mode == gemv::kGemvXOnce ? " once" : " item");
+  };
+  const char* w4[] = {"16x1 once", "16x1 once", "16x1 once", "16x1 once", "14x2 once", "14x2 once", "14x2 once", "14x2 once"};
+  const char* w8[] = {"16x1 once", "16x1 once", "14x2 once", "14x2 once", "14x2 once", "14x2 once", "10x2 once", "10x2 once"};
+  for (int m = 1; m <= 8; ++m) {
+    EXPECT_EQ(pick(4, m, true), w4[m - 1]) << "w4 m=" << m;
+    EXPECT_EQ(pick(8, m, true), w8[m - 1]) << "w8 m=" << m;
+  }
+  // No clusters: fewer warps while that lets one block hold the activations (v9), else per item.
+  EXPECT_EQ(pick(4, 5, false), "12x1 once");
+  EXPECT_EQ(pick(4, 6, false), "8x1 once");
+  EXPECT_EQ(pick(4, 8, false), "16x1 item");
+}
+
 // Through lowbit::Gemm: the selector gives formats the tiled layout does not hold to this
 // family, and pack() + run() work end to end.
 TEST(smxx_gemv, public_api_selects_gemv) {

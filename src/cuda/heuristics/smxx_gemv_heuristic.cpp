@@ -73,7 +73,8 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   // through distributed shared memory) where one block of 16 warps cannot hold them once,
   // before fewer warps. The smallest cluster that fits, and in it the warp count (8..16, even)
   // whose busiest block has the fewest items per tile (an SM's load: each warp's chunk count
-  // summed over the block), ties to more warps. H200, down (56 chunks), us, m = 5 / 6 / 7 / 8,
+  // summed over the block), ties to more warps, after those whose shared memory holds two tiles
+  // per phase (two_phase_tiles below). H200, down (56 chunks), us, m = 5 / 6 / 7 / 8,
   // clusters of 2 with 16 / 14 / 12 / 10 / 8 warps (busiest block 32 / 28 / 32 / 30 / 32
   // items), W4 g128 f16: 14.20 / 14.64 / 16.26 / 19.43; 13.82 / 14.16 / 14.59 / 16.21; 14.80 /
   // 15.29 / 15.55 / 17.55; 15.14 / 15.41 / 15.59 / 16.05; 15.95 / 16.18 / 16.40 / 16.88 (one
@@ -104,15 +105,31 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
       }
       return worst;
     };
+    // Whether the block's share of the SM holds a second tile of partial sums per phase beside
+    // the rest: with one tile per phase the cluster meets at a barrier after every tile, which
+    // cost 2-3 us per call where it happened (W4 m = 8 with 16 warps, W8 m = 7 with 14: 22.68
+    // us against 19.85 at m = 6 and 20.76 at m = 8 with 10 warps), so such candidates come last.
+    auto two_phase_tiles = [&](int w, int ks) {
+      const int64_t s_max = ceil_div(chunks, static_cast<int64_t>(w) * ks);
+      const std::size_t table = static_cast<std::size_t>(s_max) * s.slots * 4 * kCorrEntryBytes;
+      const std::size_t tile_part = static_cast<std::size_t>(w) * s.m * kTileRows * sizeof(float);
+      return x_once_bytes(s, s_max, w, ring_per_warp, table) + 2 * tile_part <= block_smem_of(gpu, 1);
+    };
     auto try_ksplit = [&](int ks) {
       if (!s.clusters) return false;
       int best = 0;
+      bool best_two = false;
       int64_t best_load = 0;
-      for (int w = 16; w >= 8; w -= 2)
-        if (static_cast<int64_t>(w) * ks <= chunks && once_fits(w, ks) && (best == 0 || busiest_block(w, ks) < best_load)) {
+      for (int w = 16; w >= 8; w -= 2) {
+        if (static_cast<int64_t>(w) * ks > chunks || !once_fits(w, ks)) continue;
+        const bool two = two_phase_tiles(w, ks);
+        const int64_t load = busiest_block(w, ks);
+        if (best == 0 || (two && !best_two) || (two == best_two && load < best_load)) {
           best = w;
-          best_load = busiest_block(w, ks);
+          best_two = two;
+          best_load = load;
         }
+      }
       if (best == 0) return false;
       warps = best;
       ksplit = ks;
