@@ -464,10 +464,10 @@ TEST(smxx_gemv, graph_capture_replays_bit_exact) {
 
 // Clusters of blocks splitting k (sm_90; LOWBIT_GEMV_KSPLIT forces 2 or 4): the tiled layout's
 // staged kernels (activations staged once, or per item when they do not fit), 4 / 8 bits,
-// symmetric / integer zeros, every group class, f16 / bf16, m = 3..8, a partial last chunk,
+// symmetric / integer zeros, every group class, f16 / bf16, m = 1..8, a partial last chunk,
 // bias, one or three tiles per phase, small grids (several tiles and phases per cluster); the
-// result bit-identical from run to run. Launches without cluster kernels (m <= 2, the gemv
-// layout) ignore the knob.
+// result bit-identical from run to run. Launches without cluster kernels (the gemv layout)
+// ignore the knob.
 TEST(smxx_gemv, cluster_k_split) {
   LOWBIT_REQUIRE_GPU();
   if (cuda::gpu_spec(0).cc < 90) GTEST_SKIP() << "thread-block clusters need sm_90";
@@ -478,7 +478,7 @@ TEST(smxx_gemv, cluster_k_split) {
     int group;
     DType act;
     int64_t m, n;
-    bool cluster;  // tiled layout, m > 2 (staged): a cluster kernel exists
+    bool cluster;  // tiled layout with staged activations (m > 2, or staged once): a cluster kernel exists
   };
   const ZeroPoint sym = ZeroPoint::kSymmetric, zint = ZeroPoint::kInteger, zf = ZeroPoint::kFloat;
   const DType f16 = DType::kF16, bf16 = DType::kBF16, i8 = DType::kI8;
@@ -487,7 +487,7 @@ TEST(smxx_gemv, cluster_k_split) {
     for (const K& k : {K{4, sym, 128, f16, 8, 64, true}, K{4, zint, 32, bf16, 5, 48, true}, K{8, sym, 0, f16, 7, 80, true},
                        K{8, zint, 64, bf16, 3, 32, true}, K{4, zint, 0, f16, 4, 16, true}, K{8, sym, 128, bf16, 6, 96, true},
                        K{4, sym, 64, bf16, 7, 32, true}, K{8, zint, 32, f16, 8, 48, true},
-                       K{4, sym, 128, f16, 1, 64, false}, K{8, sym, 0, bf16, 2, 16, false}, K{3, zf, 64, bf16, 6, 50, false},
+                       K{4, sym, 128, f16, 1, 64, true}, K{8, sym, 0, bf16, 2, 16, true}, K{3, zf, 64, bf16, 6, 50, false},
                        K{4, sym, 128, i8, 4, 29, false}}) {
       ScopedEnv split("LOWBIT_GEMV_KSPLIT", std::to_string(ks));
       ScopedEnv phase("LOWBIT_GEMV_PHASE", i % 2 ? "3" : "1");
@@ -522,8 +522,9 @@ TEST(smxx_gemv, cluster_k_split) {
 // The launch choice for Suite 1's down (k = 14336, n = 4096) on an H200-like GPU (132 SMs,
 // 227 KB of shared memory per block), pinned to the measurements behind it
 // (choose_gemv_launch, docs/kernels/gemv.md v11): one block of 16 warps while the activations
-// fit once, then clusters of 2 with the warp count of the lightest busiest block among those
-// holding two tiles per phase; without clusters (sm_89-like) the old fallbacks. Host only.
+// fit once (8-bit weights at m <= 2: clusters of 2), then clusters of 2 with the warp count of
+// the lightest busiest block among those holding two tiles per phase; without clusters
+// (sm_89-like) the old fallbacks. Host only.
 TEST(smxx_gemv, cluster_launch_follows_measurements) {
   cuda::GpuSpec h200;
   h200.cc = 90, h200.sm_count = 132, h200.smem_per_sm = 233472, h200.smem_per_block_optin = 232448;
@@ -535,7 +536,7 @@ TEST(smxx_gemv, cluster_launch_follows_measurements) {
     return std::to_string(l.warps) + "x" + std::to_string(l.ksplit) + (l.x_mode == gemv::kGemvXOnce ? " once" : " item");
   };
   const char* w4[] = {"16x1 once", "16x1 once", "16x1 once", "16x1 once", "14x2 once", "14x2 once", "14x2 once", "14x2 once"};
-  const char* w8[] = {"16x1 once", "16x1 once", "14x2 once", "14x2 once", "14x2 once", "14x2 once", "10x2 once", "10x2 once"};
+  const char* w8[] = {"16x2 once", "16x2 once", "14x2 once", "14x2 once", "14x2 once", "14x2 once", "10x2 once", "10x2 once"};
   for (int m = 1; m <= 8; ++m) {
     EXPECT_EQ(pick(4, m, true), w4[m - 1]) << "w4 m=" << m;
     EXPECT_EQ(pick(8, m, true), w8[m - 1]) << "w8 m=" << m;
@@ -544,6 +545,7 @@ TEST(smxx_gemv, cluster_launch_follows_measurements) {
   EXPECT_EQ(pick(4, 5, false), "12x1 once");
   EXPECT_EQ(pick(4, 6, false), "8x1 once");
   EXPECT_EQ(pick(4, 8, false), "16x1 item");
+  EXPECT_EQ(pick(8, 1, false), "16x1 once");
 }
 
 // Through lowbit::Gemm: the selector gives formats the tiled layout does not hold to this
@@ -593,7 +595,8 @@ TEST(smxx_gemv, public_api_selects_gemv) {
     // once (select.cpp gemv_first_long_k), the mixed GEMM above. On a GPU with 227 KB of shared
     // memory per block that is m <= 6 for 4-bit weights (8 warps at m = 6) and m <= 5 for 8-bit;
     // on sm_90 every m up to 8, clusters of blocks splitting k where one block cannot hold
-    // them (4-bit from m = 5, 8-bit from m = 3; choose_gemv_launch).
+    // them (4-bit from m = 5, 8-bit from m = 3) and for 8-bit weights at m <= 2
+    // (choose_gemv_launch).
     Case lk;
     lk.n = 4096, lk.k = 14336;
     const cuda::GpuSpec& gpu = cuda::gpu_spec(0);
@@ -607,7 +610,7 @@ TEST(smxx_gemv, public_api_selects_gemv) {
       const bool once = l.x_mode == gemv::kGemvXOnce;
       if (big_smem) {
         EXPECT_EQ(once, clusters || m <= (bits == 4 ? 6 : 5)) << "w" << bits << " m=" << m;
-        EXPECT_EQ(l.ksplit > 1, clusters && m >= (bits == 4 ? 5 : 3)) << "w" << bits << " m=" << m;
+        EXPECT_EQ(l.ksplit > 1, clusters && (bits == 8 || m >= 5)) << "w" << bits << " m=" << m;
       }
       Gemm g(d, Device::cuda(0));
       EXPECT_EQ(g.kernel_name().rfind(once ? cuda::kSmxxGemvName : "sm80_mixed_gemm", 0), 0u)

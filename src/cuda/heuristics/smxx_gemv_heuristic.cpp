@@ -86,13 +86,13 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   // of 4 for W4 (14 warps, 30 clusters resident): 20.9-22.8, hence the smallest cluster first.
   const char* ks_env = std::getenv("LOWBIT_GEMV_KSPLIT");
   const int ks_force = ks_env != nullptr ? std::atoi(ks_env) : 0;
+  const std::size_t ring_per_warp = static_cast<std::size_t>(l.depth) * l.slot_bytes;
+  auto once_fits = [&](int w, int ks) {
+    const int64_t s_max = ceil_div(chunks, static_cast<int64_t>(w) * ks);
+    const std::size_t table = static_cast<std::size_t>(s_max) * s.slots * 4 * kCorrEntryBytes;
+    return x_once_bytes(s, s_max, w, ring_per_warp, table) <= block_smem_of(gpu, 1);
+  };
   if (staged && one_block && std::getenv("LOWBIT_GEMV_XONCE") == nullptr) {
-    const std::size_t ring_per_warp = static_cast<std::size_t>(l.depth) * l.slot_bytes;
-    auto once_fits = [&](int w, int ks) {
-      const int64_t s_max = ceil_div(chunks, static_cast<int64_t>(w) * ks);
-      const std::size_t table = static_cast<std::size_t>(s_max) * s.slots * 4 * kCorrEntryBytes;
-      return x_once_bytes(s, s_max, w, ring_per_warp, table) <= block_smem_of(gpu, 1);
-    };
     // Items per tile of the busiest block of a cluster of ks blocks of w warps (the kernel's
     // split: the cluster's warp vw takes chunks vw, vw + w ks, ...).
     auto busiest_block = [&](int w, int ks) {
@@ -144,11 +144,16 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
         }
     }
   }
-  // Forced (tests, measurements): any staged launch, as long as every warp of the cluster has
-  // a chunk (only the staged kernels have cluster instantiations).
-  if ((ks_force == 2 || ks_force == 4) && s.clusters && staged && one_block && chunks >= ks_force) {
-    ksplit = ks_force;
-    warps = static_cast<int>(std::min<int64_t>(warps, chunks / ksplit));
+  // 8-bit weights at m <= 2 on long k (k >= 2 n, Suite 1's down): clusters of 2 with 16 warps,
+  // each warp half the chunks of a tile (half the prologue: correction tables and activations
+  // staged after griddepcontrol.wait). Measured on H200, down, us, m = 1 / 2: W8 per-channel
+  // f16 17.16 / 17.39 against one block of 16 warps 17.69 / 18.02 (14 warps per block: 17.68 /
+  // 17.94); not for 4-bit weights (12.78 / 13.12 against 12.57 / 12.82), nor for k = 4096
+  // (qkv, o: 8 warps per block, slower by 0.4-0.9).
+  if (s.clusters && s.layout == kLayoutTiled && s.bits == 8 && s.m <= 2 && one_block && s.k >= 2 * s.n &&
+      chunks >= 32 && ks_force == 0 && std::getenv("LOWBIT_GEMV_XONCE") == nullptr && once_fits(16, 2)) {
+    warps = 16;
+    ksplit = 2;
   }
   if (const char* env = std::getenv("LOWBIT_GEMV_LAUNCH")) {
     int w = -1, b = -1, c = -1;
@@ -156,6 +161,17 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
       if (w >= 1 && w <= kMaxWarps) warps = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(w, chunks / ksplit)));
       if (b >= 1 && b <= 4) bps = b;
       force_table = c;
+    }
+  }
+  // Forced (tests, measurements): any one-block launch of the tiled layout whose kernel stages
+  // the activations (only those have cluster instantiations: m > 2, or the activations staged
+  // once at m <= 2), as long as every warp of the cluster has a chunk.
+  if ((ks_force == 2 || ks_force == 4) && s.clusters && s.layout == kLayoutTiled && one_block && bps == 1 &&
+      chunks >= ks_force) {
+    const int w = static_cast<int>(std::min<int64_t>(warps, chunks / ks_force));
+    if (staged || (std::getenv("LOWBIT_GEMV_XONCE") == nullptr && once_fits(w, ks_force))) {
+      ksplit = ks_force;
+      warps = w;
     }
   }
   l.warps = warps;
