@@ -81,9 +81,11 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   // block: 15.02 (12 warps) / 17.40 (8) / the mixed GEMM 22.60 / 22.63). W8 per-channel f16,
   // m = 3 / 4 / 5, clusters of 2, 16 / 14 / 12 warps: 17.69 / 19.62 / 22.59; 18.28 / 18.64 /
   // 18.93; 18.78 / 19.00 / 19.21 (one block, 12 or 8 warps: 19.47 / 22.58 / 22.92); m = 6 / 7
-  // / 8 (only clusters of 4 fit), 14 / 12 / 8 warps (14 / 20 / 16 items): 22.75 / 23.83 /
-  // 24.29; 26.89 / 27.18 / 31.07; 22.55 / 22.85 / 23.14 (the mixed GEMM 27.8-27.9). Clusters
-  // of 4 for W4 (14 warps, 30 clusters resident): 20.9-22.8, hence the smallest cluster first.
+  // / 8, clusters of 2 as the rule picks them (14 / 10 / 10 warps; 14 at m = 7 holds one tile
+  // per phase: 22.66): 19.94 / 19.81 / 20.91, against clusters of 4 with 14 / 12 / 8 warps (14
+  // / 20 / 16 items) 22.75 / 23.83 / 24.29; 26.89 / 27.18 / 31.07; 22.55 / 22.85 / 23.14 and
+  // the mixed GEMM 27.8-27.9. Clusters of 4 for W4 (14 warps, 30 clusters resident): 20.9-22.8,
+  // hence the smallest cluster first.
   const char* ks_env = std::getenv("LOWBIT_GEMV_KSPLIT");
   const int ks_force = ks_env != nullptr ? std::atoi(ks_env) : 0;
   const std::size_t ring_per_warp = static_cast<std::size_t>(l.depth) * l.slot_bytes;
