@@ -43,6 +43,16 @@ bool reads_tiled(const GemmDesc& d) {
 
 gemv::GemvShape shape_of(const GemmDesc& d, const GpuSpec& gpu);
 
+// The launch attribute of clusters of `ksplit` blocks along x (the k split, sm_90).
+cudaLaunchAttribute cluster_dim_attr(int ksplit) {
+  cudaLaunchAttribute a = {};
+  a.id = cudaLaunchAttributeClusterDimension;
+  a.val.clusterDim.x = static_cast<unsigned>(ksplit);
+  a.val.clusterDim.y = 1;
+  a.val.clusterDim.z = 1;
+  return a;
+}
+
 // The kernel row: the format, and for the tiled layout whether the launch stages the
 // activations in shared memory (per item or once: choose_gemv_launch()).
 int kernel_row(const GemmDesc& d, const GpuSpec& gpu) {
@@ -193,13 +203,7 @@ class SmxxGemvImpl final : public detail::GemmImpl {
       attr[nattr].val.programmaticStreamSerializationAllowed = 1;
       ++nattr;
     }
-    if (launch_.ksplit > 1) {  // clusters of ksplit blocks along x (the k-split)
-      attr[nattr].id = cudaLaunchAttributeClusterDimension;
-      attr[nattr].val.clusterDim.x = static_cast<unsigned>(launch_.ksplit);
-      attr[nattr].val.clusterDim.y = 1;
-      attr[nattr].val.clusterDim.z = 1;
-      ++nattr;
-    }
+    if (launch_.ksplit > 1) attr[nattr++] = cluster_dim_attr(launch_.ksplit);
     cfg.attrs = nattr > 0 ? attr : nullptr;
     cfg.numAttrs = nattr;
     void* kargs[] = {&p};
@@ -349,11 +353,7 @@ gemv::GemvLaunch smxx_gemv_launch_for(const GemmDesc& d, const GpuSpec& gpu) {
     cfg.gridDim = dim3(static_cast<unsigned>(l.ksplit * gpu.sm_count));
     cfg.blockDim = dim3(static_cast<unsigned>(32 * l.warps));
     cfg.dynamicSmemBytes = l.smem_bytes;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = static_cast<unsigned>(l.ksplit);
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
+    cudaLaunchAttribute attr[1] = {cluster_dim_attr(l.ksplit)};
     cfg.attrs = attr;
     cfg.numAttrs = 1;
     e = cudaOccupancyMaxActiveClusters(&clusters, fn, &cfg);

@@ -89,11 +89,15 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   const char* ks_env = std::getenv("LOWBIT_GEMV_KSPLIT");
   const int ks_force = ks_env != nullptr ? std::atoi(ks_env) : 0;
   const std::size_t ring_per_warp = static_cast<std::size_t>(l.depth) * l.slot_bytes;
-  auto once_fits = [&](int w, int ks) {
+  // Shared memory of one block of w warps (a cluster of ks) holding its activations once,
+  // with `phases` tiles of partial sums per phase.
+  auto once_bytes = [&](int w, int ks, int phases) {
     const int64_t s_max = ceil_div(chunks, static_cast<int64_t>(w) * ks);
     const std::size_t table = static_cast<std::size_t>(s_max) * s.slots * 4 * kCorrEntryBytes;
-    return x_once_bytes(s, s_max, w, ring_per_warp, table) <= block_smem_of(gpu, 1);
+    const std::size_t tile_part = static_cast<std::size_t>(w) * s.m * kTileRows * sizeof(float);
+    return x_once_bytes(s, s_max, w, ring_per_warp, table) + 2 * (phases - 1) * tile_part;
   };
+  auto once_fits = [&](int w, int ks) { return once_bytes(w, ks, 1) <= block_smem_of(gpu, 1); };
   if (staged && one_block && std::getenv("LOWBIT_GEMV_XONCE") == nullptr) {
     // Items per tile of the busiest block of a cluster of ks blocks of w warps (the kernel's
     // split: the cluster's warp vw takes chunks vw, vw + w ks, ...).
@@ -111,12 +115,7 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
     // the rest: with one tile per phase the cluster meets at a barrier after every tile, which
     // cost 2-3 us per call where it happened (W4 m = 8 with 16 warps, W8 m = 7 with 14: 22.68
     // us against 19.85 at m = 6 and 20.76 at m = 8 with 10 warps), so such candidates come last.
-    auto two_phase_tiles = [&](int w, int ks) {
-      const int64_t s_max = ceil_div(chunks, static_cast<int64_t>(w) * ks);
-      const std::size_t table = static_cast<std::size_t>(s_max) * s.slots * 4 * kCorrEntryBytes;
-      const std::size_t tile_part = static_cast<std::size_t>(w) * s.m * kTileRows * sizeof(float);
-      return x_once_bytes(s, s_max, w, ring_per_warp, table) + 2 * tile_part <= block_smem_of(gpu, 1);
-    };
+    auto two_phase_tiles = [&](int w, int ks) { return once_bytes(w, ks, 2) <= block_smem_of(gpu, 1); };
     auto try_ksplit = [&](int ks) {
       if (!s.clusters) return false;
       int best = 0;
