@@ -272,6 +272,11 @@ TEST(sm80_mixed_gemm, plan_follows_measurements) {
   EXPECT_EQ(plan(8, 6, down, k_down), "t16_s2");  // one t8 CTA per SM
   EXPECT_EQ(plan(8, 16, o, k), "t16_s2");
   EXPECT_EQ(plan(8, 16, gate_up, k), "t16n256_s1");
+  // Programmatic dependent launch (sm_90) only for grids of more CTAs than SMs (measured:
+  // mixed_gemm_pdl_pays): Suite 1 at m = 16 on 132 SMs, qkv 96 tiles x 2 splits, o 64 x 2.
+  EXPECT_TRUE(cuda::mixed_gemm_pdl_pays(96 * 2, 132));
+  EXPECT_FALSE(cuda::mixed_gemm_pdl_pays(64 * 2, 132));
+  EXPECT_FALSE(cuda::mixed_gemm_pdl_pays(132, 132));
 }
 
 TEST(sm80_mixed_gemm, every_config_and_split_mode) {

@@ -98,6 +98,17 @@ struct MixedGemmProblem {
 // The configuration for m, and the split-K factor (see the .cpp).
 MixedGemmPlan choose_mixed_gemm_plan(const MixedGemmProblem& p);
 
+// Whether a launch of `ctas` CTAs goes as a programmatic dependent launch (sm_90; the kernel
+// streams its first stages' weights before griddepcontrol.wait). Only where the grid has more
+// CTAs than the GPU has SMs: with one partial wave the next call's CTAs, launched early, took
+// SMs beside this call's and the calls ran slower. Measured on H200 (lowbit bench, Suite 1
+// at m = 16, us, PDL off / on, same run twice): more CTAs than SMs, qkv (192 CTAs) W4 g128
+// f16 12.34 / 13.20, bf16 12.74 / 11.21, W8 per-channel 14.31 / 12.00; gate_up (224) 30.19 /
+// 27.58, 31.92 / 29.23, 39.29 / 37.92; down W4 (256) 23.53 / 21.77, 25.04 / 23.25; at most
+// one CTA per SM (128), o W4 f16 9.97 / 13.12, bf16 9.63 / 13.98, W8 11.46 / 11.81, down W8
+// 27.55 / 32.02. LOWBIT_MIXED_GEMM_PDL=0 / 1 turns it off / on everywhere (the family).
+constexpr bool mixed_gemm_pdl_pays(int64_t ctas, int sm_count) { return ctas > sm_count; }
+
 // k per split for a given k and split count: a multiple of block_k (the kernel uses the
 // same formula, so host and device agree).
 inline int64_t mixed_gemm_k_per_split(int64_t k, int block_k, int splits) {

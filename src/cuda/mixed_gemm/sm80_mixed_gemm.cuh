@@ -190,17 +190,15 @@ struct Sm80MixedGemm {
     const uint8_t* z_src = p.zeros + static_cast<int64_t>(z_group0) * p.n + n0 + (tid % kZUnits) * 16;
     const uint32_t s_dst = kWBytes + s_group0 * BLOCK_N * 2 + (tid % kSUnits) * 16;
     const uint32_t z_dst = kWBytes + kSBytes + z_group0 * BLOCK_N + (tid % kZUnits) * 16;
-    int k_load = k_begin;  // first column of the next stage to load
+    // The next stage to load: its first column, for the model's constants (weights, scales,
+    // zero points: load_const) and for the activations (load_act) apart, because with PDL the
+    // first stages' constants are requested before griddepcontrol.wait and their activations
+    // after it (multistage_mainloop_pdl).
+    int k_load = k_begin, k_load_x = k_begin;
 
-    auto load_stage = [&](int slot) {
+    auto load_act = [&](int slot) {
       const uint32_t st = smem_addr + slot * stage_stride;
-#pragma unroll
-      for (int i = 0; i < kWIters; ++i) {
-        if (w_chunk_k[i] >= 0 && k_load + w_chunk_k[i] < k_end)
-          ptx::cp_async_16(st + (tid + i * THREADS) * 16, w_src[i]);
-        w_src[i] += CPS * 32;
-      }
-      if (k_load + x_unit * 8 < k_end) {
+      if (k_load_x + x_unit * 8 < k_end) {
         const uint32_t x_st = st + kFixedStageBytes;
         const T* src = x_src;
 #pragma unroll
@@ -215,6 +213,16 @@ struct Sm80MixedGemm {
         }
       }
       x_src += BLOCK_K;
+      k_load_x += BLOCK_K;
+    };
+    auto load_const = [&](int slot) {
+      const uint32_t st = smem_addr + slot * stage_stride;
+#pragma unroll
+      for (int i = 0; i < kWIters; ++i) {
+        if (w_chunk_k[i] >= 0 && k_load + w_chunk_k[i] < k_end)
+          ptx::cp_async_16(st + (tid + i * THREADS) * 16, w_src[i]);
+        w_src[i] += CPS * 32;
+      }
       if (tid < kSThreads) {  // whole warps skip this
         const uint32_t first_group = gs == 0 ? 0u : static_cast<uint32_t>(k_load) >> gs_shift;
         const uint64_t goff = static_cast<uint64_t>(first_group) * static_cast<uint32_t>(p.n);
@@ -318,7 +326,7 @@ struct Sm80MixedGemm {
       k_comp += BLOCK_K;
     };
 
-    multistage_mainloop<STAGES>(iters, load_stage, compute_stage);
+    multistage_mainloop_pdl<STAGES>(iters, load_const, load_act, compute_stage);
 
     // Epilogue: reduce the k-warps into the fp32 tile, then out.
     float* red = reinterpret_cast<float*>(smem);

@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "cuda/common/check.hpp"
@@ -24,6 +25,20 @@ const MixedGemmKernels& kernels_for(DType act, int bits) {
 }
 
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+
+// Programmatic dependent launch of the GEMM kernel of `ctas` CTAs: sm_90 with sm_90 code in
+// this build (griddepcontrol), where the plan pays for it (mixed_gemm_pdl_pays);
+// LOWBIT_MIXED_GEMM_PDL=0 / 1 turns it off / on everywhere (a measurement knob). Contract, as
+// for smxx_gemv: the weights, scales and zero points are read before griddepcontrol.wait,
+// so the kernel before this one in the stream must not write them (they are a model's
+// constants; after a device repack into the tiled layout, synchronize or launch anything in
+// between).
+bool uses_pdl(const GpuSpec& gpu, int64_t ctas) {
+  if (gpu.cc < 90 || !build_has_code_for(gpu.cc, 90)) return false;
+  const char* env = std::getenv("LOWBIT_MIXED_GEMM_PDL");
+  if (env != nullptr && (env[0] == '0' || env[0] == '1')) return env[0] == '1';
+  return mixed_gemm_pdl_pays(ctas, gpu.sm_count);
+}
 
 size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
@@ -55,6 +70,7 @@ class Sm80MixedGemmImpl final : public detail::GemmImpl {
     const MixedGemmTileConfig& c = kMixedGemmConfigs[plan_.config];
     m_tiles_ = static_cast<int>((desc_.m + c.block_m - 1) / c.block_m);
     n_tiles_ = static_cast<int>((desc_.n + c.block_n - 1) / c.block_n);
+    pdl_ = uses_pdl(gpu, static_cast<int64_t>(m_tiles_) * n_tiles_ * plan_.splits);
     const IntWeightFormat& f = desc_.w.int_format;
     if (f.act_order)
       act_bytes_ = round_up(static_cast<size_t>(desc_.m) * static_cast<size_t>(tiled_act_order_max_k(desc_.k)) * 2, 256);
@@ -125,7 +141,7 @@ class Sm80MixedGemmImpl final : public detail::GemmImpl {
       p.a = ws;
     }
     if (plan_.split_mode == MixedGemmSplitMode::kWorkspace) p.partials = reinterpret_cast<float*>(ws + act_bytes_);
-    if (Status s = kernels_->launch(p, plan_.config, plan_.splits, stream); !s.ok()) return s;
+    if (Status s = kernels_->launch(p, plan_.config, plan_.splits, pdl_, stream); !s.ok()) return s;
     if (plan_.split_mode == MixedGemmSplitMode::kWorkspace)
       return sm80_mixed_gemm_reduce_splits(desc_.a.dtype, p.partials, plan_.splits, p.m, p.n,
                                            f.group_size == 0 ? args.w.scales : nullptr, p.bias, args.out, stream);
@@ -136,6 +152,7 @@ class Sm80MixedGemmImpl final : public detail::GemmImpl {
   int device_;
   MixedGemmPlan plan_;
   const MixedGemmKernels* kernels_;
+  bool pdl_ = false;  // uses_pdl()
   int m_tiles_ = 0, n_tiles_ = 0;
   size_t act_bytes_ = 0;      // act-order: the permuted activations
   size_t partial_bytes_ = 0;  // workspace split-K: fp32 partial sums

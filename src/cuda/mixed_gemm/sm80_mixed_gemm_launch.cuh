@@ -14,28 +14,31 @@
 namespace lowbit::cuda {
 
 template <typename T, int BITS, int CFG>
-Status launch_mixed_gemm_config(const MixedGemmParams& p, int splits, Stream stream) {
+Status launch_mixed_gemm_config(const MixedGemmParams& p, int splits, bool pdl, Stream stream) {
   using K = Sm80MixedGemm<T, BITS, CFG>;
   auto* kernel = &sm80_mixed_gemm_kernel<T, BITS, CFG>;
-  const dim3 grid(static_cast<unsigned>(p.m_tiles * p.n_tiles), 1, static_cast<unsigned>(splits));
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(static_cast<unsigned>(p.m_tiles * p.n_tiles), 1, static_cast<unsigned>(splits));
+  cfg.blockDim = dim3(K::THREADS);
+  cfg.dynamicSmemBytes = K::smem_bytes(p.m);
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[2];
+  unsigned n = 0;
   if (static_cast<MixedGemmSplitMode>(p.split_mode) == MixedGemmSplitMode::kCluster) {
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = grid;
-    cfg.blockDim = dim3(K::THREADS);
-    cfg.dynamicSmemBytes = K::smem_bytes(p.m);
-    cfg.stream = stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = 1;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = static_cast<unsigned>(splits);
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    LOWBIT_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, p));
-  } else {
-    kernel<<<grid, K::THREADS, K::smem_bytes(p.m), stream>>>(p);
-    LOWBIT_CUDA_TRY_LAUNCH();
+    attr[n].id = cudaLaunchAttributeClusterDimension;
+    attr[n].val.clusterDim.x = 1;
+    attr[n].val.clusterDim.y = 1;
+    attr[n].val.clusterDim.z = static_cast<unsigned>(splits);
+    ++n;
   }
+  if (pdl) {
+    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[n].val.programmaticStreamSerializationAllowed = 1;
+    ++n;
+  }
+  cfg.attrs = n > 0 ? attr : nullptr;
+  cfg.numAttrs = n;
+  LOWBIT_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, p));
   return Status::Ok();
 }
 
@@ -53,9 +56,9 @@ Status prepare_mixed_gemm_config(int m, int* ctas_per_sm) {
 
 template <typename T, int BITS, int... CFGS>
 Status launch_mixed_gemm_dispatch(std::integer_sequence<int, CFGS...>, const MixedGemmParams& p, int cfg,
-                                  int splits, Stream stream) {
+                                  int splits, bool pdl, Stream stream) {
   Status s = Status::Fail("lowbit: sm80_mixed_gemm: no tile configuration " + std::to_string(cfg));
-  ((cfg == CFGS ? (void)(s = launch_mixed_gemm_config<T, BITS, CFGS>(p, splits, stream)) : (void)0), ...);
+  ((cfg == CFGS ? (void)(s = launch_mixed_gemm_config<T, BITS, CFGS>(p, splits, pdl, stream)) : (void)0), ...);
   return s;
 }
 
@@ -69,9 +72,9 @@ Status prepare_mixed_gemm_dispatch(std::integer_sequence<int, CFGS...>, int cfg,
 template <typename T, int BITS>
 const MixedGemmKernels& mixed_gemm_kernels() {
   static const MixedGemmKernels kKernels = {
-      [](const MixedGemmParams& p, int cfg, int splits, Stream stream) {
+      [](const MixedGemmParams& p, int cfg, int splits, bool pdl, Stream stream) {
         return launch_mixed_gemm_dispatch<T, BITS>(std::make_integer_sequence<int, kMixedGemmConfigCount>{}, p,
-                                                   cfg, splits, stream);
+                                                   cfg, splits, pdl, stream);
       },
       [](int cfg, int m, int* ctas_per_sm) {
         return prepare_mixed_gemm_dispatch<T, BITS>(std::make_integer_sequence<int, kMixedGemmConfigCount>{}, cfg, m,

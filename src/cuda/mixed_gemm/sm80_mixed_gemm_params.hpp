@@ -32,8 +32,10 @@ struct MixedGemmParams {
 // (one translation unit per pair: sm80_mixed_gemm_{f16,bf16}_w{4,8}.cu).
 struct MixedGemmKernels {
   // Enqueues the kernel of config `cfg` with grid (m_tiles * n_tiles, 1, splits); with
-  // kCluster the splits of a tile form one cluster (1, 1, splits).
-  Status (*launch)(const MixedGemmParams& p, int cfg, int splits, Stream stream);
+  // kCluster the splits of a tile form one cluster (1, 1, splits); with `pdl` as a
+  // programmatic dependent launch (sm_90: the first stages' weights stream before
+  // griddepcontrol.wait, sm80_multistage.cuh).
+  Status (*launch)(const MixedGemmParams& p, int cfg, int splits, bool pdl, Stream stream);
   // Raises the kernel's dynamic shared-memory limit on the current device and returns how
   // many CTAs of it fit on one SM for m tokens (the activation stages hold min(m, BLOCK_M)
   // rows).
