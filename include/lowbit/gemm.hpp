@@ -13,12 +13,14 @@
 // The weight layout depends on the weight format, n, k and the device, never on m: weights
 // packed once serve every batch size.
 //
-// Stream-ordering contract (Hopper): some kernels (smxx_gemv, sm89_fp8_gemm) launch with
+// Stream-ordering contract (Hopper): some kernels (smxx_gemv, sm89_fp8_gemm, sm90_fp8_gemm
+// without stream-K, sm80_mixed_gemm on grids of more CTAs than SMs) launch with
 // Programmatic Dependent Launch and start reading their WEIGHTS (data, scales, zeros) while
 // the previous kernel on the stream is still finishing; activations, bias and outputs are
 // only touched after it completes. So the kernel immediately before run() on the same stream must not
 // write the packed weights (uploads by cudaMemcpy, and any kernel earlier than that one, are
-// fine). LOWBIT_GEMV_PDL=0 / LOWBIT_FP8_GEMM_PDL=0 in the environment turn this off.
+// fine). LOWBIT_GEMV_PDL=0 / LOWBIT_FP8_GEMM_PDL=0 / LOWBIT_MIXED_GEMM_PDL=0 in the
+// environment turn this off.
 #pragma once
 
 #include <cstddef>

@@ -37,6 +37,7 @@
 #include "cuda/ptx/cp_async_bulk.cuh"
 #include "cuda/ptx/cvta.cuh"
 #include "cuda/ptx/gpu_flag.cuh"
+#include "cuda/ptx/griddepcontrol.cuh"
 #include "cuda/ptx/mbarrier.cuh"
 #include "cuda/ptx/named_barrier.cuh"
 #include "cuda/ptx/smxx_config.hpp"
@@ -159,16 +160,35 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
       ptx::tma_prefetch_descriptor(&tmap_w);
       if constexpr (kBlock) ptx::tma_prefetch_descriptor(&tmap_sa);
       uint32_t it = 0;
+      // PDL (the host launches so on sm_90 without stream-K): the weight tiles of the first
+      // `pre` iterations (at most one per stage, so no empty-barrier wait) are requested before
+      // griddepcontrol.wait, their stage's transaction bytes announced in full; the
+      // activation tiles (and block-mode activation scales), which the previous kernel may
+      // write, after it. Without the attribute the wait returns at once.
+      uint32_t pre = 0;
+      if constexpr (!kStreamK) {
+        for (int u = blockIdx.x; u < p.units && pre < static_cast<uint32_t>(kStages); u += gridDim.x) {
+          const Unit un = unit_of(p, u);
+          for (int kb = un.kb_begin; kb < un.kb_end && pre < static_cast<uint32_t>(kStages); ++kb, ++pre) {
+            ptx::mbarrier_arrive_expect_tx(full(static_cast<int>(pre)), kTxBytes);
+            ptx::tma_load_2d(tiles + pre * kStageBytes + kATile, &tmap_w, kb * BK, un.tile_n * BN, full(static_cast<int>(pre)));
+          }
+        }
+      }
+      ptx::griddep_launch_dependents();
+      ptx::griddep_wait();
       auto load_unit = [&](const Unit& un) {
         const int m0 = un.tile_m * BM, n0 = un.tile_n * BN;
         for (int kb = un.kb_begin; kb < un.kb_end; ++kb, ++it) {
           const int s = static_cast<int>(it % kStages);
           const uint32_t r = it / kStages;
-          if (r > 0) ptx::mbarrier_wait_parity(empty(s), (r - 1) & 1);
-          ptx::mbarrier_arrive_expect_tx(full(s), kTxBytes);
           const uint32_t st = tiles + s * kStageBytes;
+          if (it >= pre) {
+            if (r > 0) ptx::mbarrier_wait_parity(empty(s), (r - 1) & 1);
+            ptx::mbarrier_arrive_expect_tx(full(s), kTxBytes);
+            ptx::tma_load_2d(st + kATile, &tmap_w, kb * BK, n0, full(s));
+          }
           ptx::tma_load_2d(st, &tmap_a, kb * BK, m0, full(s));
-          ptx::tma_load_2d(st + kATile, &tmap_w, kb * BK, n0, full(s));
           if constexpr (kBlock) ptx::tma_load_2d(ptx::cvta_shared(sa_smem + s * BM), &tmap_sa, m0, kb, full(s));
         }
       };
@@ -190,6 +210,10 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
 
   // ---------------- consumers ----------------
   if constexpr (kConsumers == 2) ptx::setmaxnreg_inc<232>();
+  // PDL: the consumers read activation scales and bias and write the output, workspace and
+  // stream-K counters, all of which the previous kernel may touch: after its completion.
+  ptx::griddep_launch_dependents();
+  ptx::griddep_wait();
   const int warp = t / 32, lane = t % 32;
   const int row_in_tile = 64 * wg + 16 * warp + lane / 4;  // and row_in_tile + 8
   const int col_in_frag = 2 * (lane % 4);                  // + 8 j

@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -56,6 +57,10 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
     const int64_t units = plan_.sk_tiles > 0 ? tiles - plan_.sk_tiles + int64_t(plan_.sk_tiles) * k_blocks
                                              : tiles * plan_.splits;
     grid_ = static_cast<int>(std::min<int64_t>(units, plan_.grid > 0 ? plan_.grid : gpu.sm_count));
+    // Programmatic dependent launch, as for sm89_fp8_gemm (the same knob, LOWBIT_FP8_GEMM_PDL=0
+    // turns it off; this family only runs with sm_90a code): not with stream-K (the launcher).
+    const char* pdl_env = std::getenv("LOWBIT_FP8_GEMM_PDL");
+    pdl_ = pdl_env == nullptr || pdl_env[0] != '0';
     int current = 0;
     LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
     if (current != device_) LOWBIT_CUDA_CHECK(cudaSetDevice(device_));
@@ -150,7 +155,8 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
     const cudaStream_t st = reinterpret_cast<cudaStream_t>(stream);
     if (plan_.sk_tiles > 0)
       LOWBIT_CUDA_TRY(cudaMemsetAsync(workspace, 0, static_cast<std::size_t>(plan_.sk_tiles) * consumers_ * 4, st));
-    if (Status s = sm90_fp8_gemm_launch(plan_.config, block_, map_a, map_w, map_sa, map_out, p, grid_, st); !s.ok())
+    if (Status s = sm90_fp8_gemm_launch(plan_.config, block_, map_a, map_w, map_sa, map_out, p, grid_, pdl_, st);
+        !s.ok())
       return s;
     if (plan_.splits > 1) return sm90_fp8_gemm_reduce(p, st);
     return Status::Ok();
@@ -167,6 +173,7 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
   bool block_ = false;
   int bm_ = 64, bn_ = 128, consumers_ = 1;
   int grid_ = 1;
+  bool pdl_ = false;  // programmatic dependent launch
 };
 
 }  // namespace

@@ -55,12 +55,21 @@ Status sm90_fp8_gemm_prepare(int config, bool block_scaled) {
 
 Status sm90_fp8_gemm_launch(int config, bool block_scaled, const CUtensorMap& a, const CUtensorMap& w,
                             const CUtensorMap& sa, const CUtensorMap& out, const Sm90Fp8Params& p, int grid,
-                            cudaStream_t stream) {
+                            bool pdl, cudaStream_t stream) {
   KernelFn k = kernel_for(config, block_scaled, p.sk_tiles > 0);
   if (k == nullptr) return Status::Fail("lowbit: sm90_fp8_gemm: no configuration " + std::to_string(config));
   const Sm90Fp8Config& c = kSm90Fp8Configs[config];
-  k<<<grid, (c.consumers + 1) * 128, sm90_fp8_smem_bytes(c), stream>>>(a, w, sa, out, p);
-  LOWBIT_CUDA_TRY_LAUNCH();
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(static_cast<unsigned>(grid));
+  cfg.blockDim = dim3(static_cast<unsigned>((c.consumers + 1) * 128));
+  cfg.dynamicSmemBytes = static_cast<size_t>(sm90_fp8_smem_bytes(c));
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = pdl && p.sk_tiles == 0 ? attr : nullptr;
+  cfg.numAttrs = pdl && p.sk_tiles == 0 ? 1u : 0u;
+  LOWBIT_CUDA_TRY(cudaLaunchKernelEx(&cfg, k, a, w, sa, out, p));
   return Status::Ok();
 }
 

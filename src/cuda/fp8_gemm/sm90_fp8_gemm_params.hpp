@@ -62,9 +62,11 @@ inline constexpr int sm90_fp8_smem_bytes(const Sm90Fp8Config& c) {
 // reduce(): out = sum over splits of partial (+ bias), after a split launch.
 Status sm90_fp8_gemm_prepare(int config, bool block_scaled);
 // `out`: the output (m, n) as 16-bit elements in boxes of 64 x 64 with the 128-byte swizzle.
+// `pdl`: as a programmatic dependent launch (the first stages' weight tiles before
+// griddepcontrol.wait; not with stream-K, whose counters a memset zeroes just before).
 Status sm90_fp8_gemm_launch(int config, bool block_scaled, const CUtensorMap& a, const CUtensorMap& w,
                             const CUtensorMap& sa, const CUtensorMap& out, const Sm90Fp8Params& p, int grid,
-                            cudaStream_t stream);
+                            bool pdl, cudaStream_t stream);
 Status sm90_fp8_gemm_reduce(const Sm90Fp8Params& p, cudaStream_t stream);
 
 }  // namespace lowbit::cuda

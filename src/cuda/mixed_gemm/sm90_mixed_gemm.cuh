@@ -48,6 +48,7 @@
 #include "cuda/dequant/sm80_tiled_decode.cuh"
 #include "cuda/mixed_gemm/sm90_mixed_gemm_params.hpp"
 #include "cuda/ptx/cvta.cuh"
+#include "cuda/ptx/griddepcontrol.cuh"
 #include "cuda/ptx/ld_shared.cuh"
 #include "cuda/ptx/mbarrier.cuh"
 #include "cuda/ptx/smxx_config.hpp"
@@ -165,21 +166,41 @@ __global__ void __launch_bounds__(384, 1)
       if (p.zeros != nullptr) ptx::tma_prefetch_descriptor(&tmap_z);
       // Bytes of a stage: the tiles, the scale rows, the zero rows.
       const uint32_t tx = kStageBytes + p.sz_rows * (256 + (p.zeros != nullptr ? 128 : 0));
+      // The model's constants of stage s, iteration kb of unit un: weight tile, scale and zero
+      // rows (the first group row of the k block; groups of 32: rows 2 kb, 2 kb + 1 in one box).
+      auto load_const = [&](int s, const Unit& un, int kb) {
+        const uint32_t st = base + s * kStageBytes;
+        ptx::tma_load_2d(st + kXTile, &tmap_w, kb * 32 * kBits, un.tile_c * 8, full(s));
+        const int grow = p.group_size == 0 ? 0 : (kb * kSm90MixedBlockK) / p.group_size;
+        ptx::tma_load_2d(s_row(s, 0), &tmap_s, un.tile_c * kSm90MixedBlockCh, grow, full(s));
+        if (p.zeros != nullptr) ptx::tma_load_2d(z_row(s, 0), &tmap_z, un.tile_c * kSm90MixedBlockCh, grow, full(s));
+      };
+      // PDL (session 18): the constants of the first `pre` iterations (at most one per stage:
+      // no empty-barrier wait) before griddepcontrol.wait, each stage's bytes announced in
+      // full; the activation tiles, which the previous kernel may write, after it. Without the
+      // launch attribute the wait returns at once.
+      uint32_t pre = 0;
+      for (int u = blockIdx.x; u < p.units && pre < static_cast<uint32_t>(kStages); u += gridDim.x) {
+        const Unit un = unit_of(p, u);
+        for (int kb = un.kb_begin; kb < un.kb_end && pre < static_cast<uint32_t>(kStages); ++kb, ++pre) {
+          ptx::mbarrier_arrive_expect_tx(full(static_cast<int>(pre)), tx);
+          load_const(static_cast<int>(pre), un, kb);
+        }
+      }
+      ptx::griddep_launch_dependents();
+      ptx::griddep_wait();
       uint32_t it = 0;
       for (int u = blockIdx.x; u < p.units; u += gridDim.x) {
         const Unit un = unit_of(p, u);
         for (int kb = un.kb_begin; kb < un.kb_end; ++kb, ++it) {
           const int s = static_cast<int>(it % kStages);
           const uint32_t r = it / kStages;
-          if (r > 0) ptx::mbarrier_wait_parity(empty(s), (r - 1) & 1);
-          ptx::mbarrier_arrive_expect_tx(full(s), tx);
-          const uint32_t st = base + s * kStageBytes;
-          ptx::tma_load_2d(st, &tmap_x, kb * kSm90MixedBlockK, un.tile_t * kTK, full(s));
-          ptx::tma_load_2d(st + kXTile, &tmap_w, kb * 32 * kBits, un.tile_c * 8, full(s));
-          // The first group row of the k block (groups of 32: rows 2 kb, 2 kb + 1 in one box).
-          const int grow = p.group_size == 0 ? 0 : (kb * kSm90MixedBlockK) / p.group_size;
-          ptx::tma_load_2d(s_row(s, 0), &tmap_s, un.tile_c * kSm90MixedBlockCh, grow, full(s));
-          if (p.zeros != nullptr) ptx::tma_load_2d(z_row(s, 0), &tmap_z, un.tile_c * kSm90MixedBlockCh, grow, full(s));
+          if (it >= pre) {
+            if (r > 0) ptx::mbarrier_wait_parity(empty(s), (r - 1) & 1);
+            ptx::mbarrier_arrive_expect_tx(full(s), tx);
+            load_const(s, un, kb);
+          }
+          ptx::tma_load_2d(base + s * kStageBytes, &tmap_x, kb * kSm90MixedBlockK, un.tile_t * kTK, full(s));
         }
       }
     }
@@ -188,6 +209,10 @@ __global__ void __launch_bounds__(384, 1)
 
   // ---------------- consumers ----------------
   ptx::setmaxnreg_inc<232>();
+  // PDL: the consumers read the bias and write the output or the split-K workspace, which the
+  // previous kernel may touch: after its completion.
+  ptx::griddep_launch_dependents();
+  ptx::griddep_wait();
   const int warp = t / 32, lane = t % 32;
   const int g = lane / 4, tq = lane % 4;
   const int strip_in_tile = 4 * wg + warp;

@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "cuda/common/check.hpp"
@@ -18,6 +19,14 @@ namespace lowbit::cuda {
 
 namespace {
 
+// Programmatic dependent launch (the family only runs with sm_90a code): the kernel's producer
+// requests the first stages' weights, scales and zero points before griddepcontrol.wait.
+// LOWBIT_MIXED_GEMM_PDL=0 turns it off (a measurement knob, shared with sm80_mixed_gemm).
+bool uses_pdl() {
+  const char* env = std::getenv("LOWBIT_MIXED_GEMM_PDL");
+  return env == nullptr || env[0] != '0';
+}
+
 constexpr const char* kWho = "lowbit: sm90_mixed_gemm: ";
 
 bool aligned(const void* p, uintptr_t a) { return (reinterpret_cast<uintptr_t>(p) & (a - 1)) == 0; }
@@ -30,7 +39,7 @@ const Sm90MixedKernels& kernels_for(DType act, int bits) {
 class Sm90MixedGemmImpl final : public detail::GemmImpl {
  public:
   Sm90MixedGemmImpl(const GemmDesc& desc, const GpuSpec& gpu, const Sm90MixedPlan& plan)
-      : d_(desc), device_(gpu.device), sm_count_(gpu.sm_count), plan_(plan),
+      : d_(desc), device_(gpu.device), sm_count_(gpu.sm_count), pdl_(uses_pdl()), plan_(plan),
         kernels_(&kernels_for(desc.a.dtype, desc.w.int_format.bits)) {
     if (plan_.config < 0 || plan_.config >= kSm90MixedConfigCount)
       throw Error(std::string(kWho) + "no configuration " + std::to_string(plan_.config));
@@ -136,7 +145,7 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
     if (units > (int64_t(1) << 31) - 1) return Status::Fail(std::string(kWho) + "too many tiles (" + d_.describe() + ")");
     p.units = static_cast<int>(units);
     const int grid = static_cast<int>(std::min<int64_t>(units, sm_count_));
-    if (Status s = kernels_->launch(plan_.config, map_x, map_w, map_s, map_z, p, grid, st); !s.ok()) return s;
+    if (Status s = kernels_->launch(plan_.config, map_x, map_w, map_s, map_z, p, grid, pdl_, st); !s.ok()) return s;
     if (plan_.splits > 1)
       return sm80_mixed_gemm_reduce_splits(d_.a.dtype, p.partial, p.splits, p.m, p.n,
                                            f.group_size == 0 ? args.w.scales : nullptr, p.bias, args.out,
@@ -147,6 +156,7 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
   GemmDesc d_;
   int device_ = 0;
   int sm_count_ = 0;
+  bool pdl_ = true;  // uses_pdl()
   Sm90MixedPlan plan_;
   const Sm90MixedKernels* kernels_;
 };

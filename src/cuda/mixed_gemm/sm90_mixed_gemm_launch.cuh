@@ -44,11 +44,20 @@ Status prepare(int config) {
 
 template <typename T, int kBits>
 Status launch(int config, const CUtensorMap& x, const CUtensorMap& w, const CUtensorMap& sc, const CUtensorMap& z,
-              const Sm90MixedParams& p, int grid, cudaStream_t stream) {
+              const Sm90MixedParams& p, int grid, bool pdl, cudaStream_t stream) {
   KernelFn k = kernel_for<T, kBits>(config);
   if (k == nullptr) return Status::Fail("lowbit: sm90_mixed_gemm: no configuration " + std::to_string(config));
-  k<<<grid, 384, sm90_mixed_smem_bytes(kSm90MixedConfigs[config], kBits), stream>>>(x, w, sc, z, p);
-  LOWBIT_CUDA_TRY_LAUNCH();
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(static_cast<unsigned>(grid));
+  cfg.blockDim = dim3(384);
+  cfg.dynamicSmemBytes = static_cast<size_t>(sm90_mixed_smem_bytes(kSm90MixedConfigs[config], kBits));
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = pdl ? attr : nullptr;
+  cfg.numAttrs = pdl ? 1u : 0u;
+  LOWBIT_CUDA_TRY(cudaLaunchKernelEx(&cfg, k, x, w, sc, z, p));
   return Status::Ok();
 }
 

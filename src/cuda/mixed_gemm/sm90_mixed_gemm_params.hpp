@@ -68,8 +68,10 @@ inline constexpr int sm90_mixed_smem_bytes(const Sm90MixedConfig& c, int bits) {
 // 128); z = the zero points (groups, n, u8), boxes of (sz_rows, 128), unused when symmetric.
 struct Sm90MixedKernels {
   Status (*prepare)(int config);
+  // `pdl`: as a programmatic dependent launch (the first stages' weights, scales and zero
+  // points before griddepcontrol.wait).
   Status (*launch)(int config, const CUtensorMap& x, const CUtensorMap& w, const CUtensorMap& s,
-                   const CUtensorMap& z, const Sm90MixedParams& p, int grid, cudaStream_t stream);
+                   const CUtensorMap& z, const Sm90MixedParams& p, int grid, bool pdl, cudaStream_t stream);
 };
 const Sm90MixedKernels& sm90_mixed_gemm_kernels_f16_w4();
 const Sm90MixedKernels& sm90_mixed_gemm_kernels_f16_w8();
