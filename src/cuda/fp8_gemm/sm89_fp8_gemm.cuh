@@ -56,7 +56,6 @@
 #include "cuda/pipeline/sm80_multistage.cuh"
 #include "cuda/ptx/cp_async.cuh"
 #include "cuda/ptx/cvta.cuh"
-#include "cuda/ptx/griddepcontrol.cuh"
 #include "cuda/ptx/ldmatrix.cuh"
 #include "cuda/ptx/mma_fp8.cuh"
 
@@ -243,22 +242,12 @@ struct Sm89Fp8Gemm {
       }
     };
 
-    // ---- prologue: weights first, then wait for the previous kernel (PDL), then activations.
-    // The weight copies of stages 0 .. STAGES-2 join the first commit group (stage 0's), so
-    // waiting for stage 0 waits for them too; they were issued together anyway.
-#pragma unroll 1
-    for (int s = 0; s < STAGES - 1; ++s)
-      if (s < iters) load_w(s, k_begin + s * BLOCK_K);
-    ptx::griddep_launch_dependents();
-    ptx::griddep_wait();
-
-    int stage_next = 0;  // index of the next stage load() is called for
-    auto load = [&](int slot) {
-      const int kst = k_begin + stage_next * BLOCK_K;
-      if (stage_next >= STAGES - 1) load_w(slot, kst);
-      load_x(slot, kst);
-      ++stage_next;
-    };
+    // The pipeline's loads, each stage's weights (load_const) and activations (load_act) in
+    // order: with PDL the first stages' weights are requested before griddepcontrol.wait, the
+    // activations after it (multistage_mainloop_pdl).
+    int w_next = 0, x_next = 0;  // the next stage of each
+    auto load_const = [&](int slot) { load_w(slot, k_begin + w_next++ * BLOCK_K); };
+    auto load_act = [&](int slot) { load_x(slot, k_begin + x_next++ * BLOCK_K); };
 
     // ---- compute state
     float acc[STRIPS][MBLK][4];
@@ -350,7 +339,7 @@ struct Sm89Fp8Gemm {
       k_comp += BLOCK_K;
     };
 
-    multistage_mainloop<STAGES>(iters, load, compute_stage);
+    multistage_mainloop_pdl<STAGES>(iters, load_const, load_act, compute_stage);
 
     // ---- epilogue: the k-warps' accumulators into the fp32 tile (fixed order), then out.
     float* red = reinterpret_cast<float*>(smem);

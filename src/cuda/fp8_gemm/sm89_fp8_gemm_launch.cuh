@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "cuda/common/check.hpp"
+#include "cuda/common/launch_attrs.hpp"
 #include "cuda/fp8_gemm/sm89_fp8_gemm.cuh"
 #include "cuda/fp8_gemm/sm89_fp8_gemm_params.hpp"
 
@@ -25,18 +26,9 @@ Status launch_sm89_fp8_config(const Sm89Fp8GemmParams& p, int splits, bool pdl, 
   cfg.stream = stream;
   cudaLaunchAttribute attr[2];
   int n = 0;
-  if (static_cast<Sm89Fp8SplitMode>(p.split_mode) == Sm89Fp8SplitMode::kCluster) {
-    attr[n].id = cudaLaunchAttributeClusterDimension;
-    attr[n].val.clusterDim.x = 1;
-    attr[n].val.clusterDim.y = 1;
-    attr[n].val.clusterDim.z = static_cast<unsigned>(splits);
-    ++n;
-  }
-  if (pdl) {
-    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[n].val.programmaticStreamSerializationAllowed = 1;
-    ++n;
-  }
+  if (static_cast<Sm89Fp8SplitMode>(p.split_mode) == Sm89Fp8SplitMode::kCluster)
+    attr[n++] = cluster_launch_attr(1, 1, static_cast<unsigned>(splits));
+  if (pdl) attr[n++] = pdl_launch_attr();
   cfg.attrs = n > 0 ? attr : nullptr;
   cfg.numAttrs = static_cast<unsigned>(n);
   LOWBIT_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, p));

@@ -1,5 +1,6 @@
 // The instantiated sm90_fp8_gemm kernels (one per configuration x mode) and their launches.
 #include "cuda/common/check.hpp"
+#include "cuda/common/launch_attrs.hpp"
 #include "cuda/fp8_gemm/sm90_fp8_gemm.cuh"
 
 namespace lowbit::cuda {
@@ -64,9 +65,7 @@ Status sm90_fp8_gemm_launch(int config, bool block_scaled, const CUtensorMap& a,
   cfg.blockDim = dim3(static_cast<unsigned>((c.consumers + 1) * 128));
   cfg.dynamicSmemBytes = static_cast<size_t>(sm90_fp8_smem_bytes(c));
   cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchAttribute attr[1] = {pdl_launch_attr()};
   cfg.attrs = pdl && p.sk_tiles == 0 ? attr : nullptr;
   cfg.numAttrs = pdl && p.sk_tiles == 0 ? 1u : 0u;
   LOWBIT_CUDA_TRY(cudaLaunchKernelEx(&cfg, k, a, w, sa, out, p));

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "cuda/common/check.hpp"
+#include "cuda/common/launch_attrs.hpp"
 #include "cuda/gemv/smxx_gemv_bitserial.hpp"
 #include "cuda/gemv/smxx_gemv_bitserial_params.hpp"
 #include "cuda/gemv/smxx_gemv_kernels.hpp"
@@ -44,14 +45,7 @@ bool reads_tiled(const GemmDesc& d) {
 gemv::GemvShape shape_of(const GemmDesc& d, const GpuSpec& gpu);
 
 // The launch attribute of clusters of `ksplit` blocks along x (the k split, sm_90).
-cudaLaunchAttribute cluster_dim_attr(int ksplit) {
-  cudaLaunchAttribute a = {};
-  a.id = cudaLaunchAttributeClusterDimension;
-  a.val.clusterDim.x = static_cast<unsigned>(ksplit);
-  a.val.clusterDim.y = 1;
-  a.val.clusterDim.z = 1;
-  return a;
-}
+cudaLaunchAttribute cluster_dim_attr(int ksplit) { return cluster_launch_attr(static_cast<unsigned>(ksplit), 1, 1); }
 
 // The kernel row: the format, and for the tiled layout whether the launch stages the
 // activations in shared memory (per item or once: choose_gemv_launch()).
@@ -199,9 +193,7 @@ class SmxxGemvImpl final : public detail::GemmImpl {
     cudaLaunchAttribute attr[2];
     unsigned nattr = 0;
     if (pdl_) {
-      attr[nattr].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-      attr[nattr].val.programmaticStreamSerializationAllowed = 1;
-      ++nattr;
+      attr[nattr++] = pdl_launch_attr();
     }
     if (launch_.ksplit > 1) attr[nattr++] = cluster_dim_attr(launch_.ksplit);
     cfg.attrs = nattr > 0 ? attr : nullptr;
@@ -249,9 +241,7 @@ class SmxxGemvImpl final : public detail::GemmImpl {
     int current = 0;
     LOWBIT_CUDA_TRY(cudaGetDevice(&current));
     if (current != device_) LOWBIT_CUDA_TRY(cudaSetDevice(device_));
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchAttribute attr[1] = {pdl_launch_attr()};
     void* kargs[] = {&p};
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(static_cast<unsigned>(chunks_ * 4 * f.bits));

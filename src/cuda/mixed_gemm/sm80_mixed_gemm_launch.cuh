@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "cuda/common/check.hpp"
+#include "cuda/common/launch_attrs.hpp"
 #include "cuda/mixed_gemm/sm80_mixed_gemm.cuh"
 #include "cuda/mixed_gemm/sm80_mixed_gemm_params.hpp"
 
@@ -24,18 +25,9 @@ Status launch_mixed_gemm_config(const MixedGemmParams& p, int splits, bool pdl, 
   cfg.stream = stream;
   cudaLaunchAttribute attr[2];
   unsigned n = 0;
-  if (static_cast<MixedGemmSplitMode>(p.split_mode) == MixedGemmSplitMode::kCluster) {
-    attr[n].id = cudaLaunchAttributeClusterDimension;
-    attr[n].val.clusterDim.x = 1;
-    attr[n].val.clusterDim.y = 1;
-    attr[n].val.clusterDim.z = static_cast<unsigned>(splits);
-    ++n;
-  }
-  if (pdl) {
-    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[n].val.programmaticStreamSerializationAllowed = 1;
-    ++n;
-  }
+  if (static_cast<MixedGemmSplitMode>(p.split_mode) == MixedGemmSplitMode::kCluster)
+    attr[n++] = cluster_launch_attr(1, 1, static_cast<unsigned>(splits));
+  if (pdl) attr[n++] = pdl_launch_attr();
   cfg.attrs = n > 0 ? attr : nullptr;
   cfg.numAttrs = n;
   LOWBIT_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, p));

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cuda/common/check.hpp"
+#include "cuda/common/launch_attrs.hpp"
 #include "cuda/mixed_gemm/sm90_mixed_gemm.cuh"
 
 namespace lowbit::cuda {
@@ -52,9 +53,7 @@ Status launch(int config, const CUtensorMap& x, const CUtensorMap& w, const CUte
   cfg.blockDim = dim3(384);
   cfg.dynamicSmemBytes = static_cast<size_t>(sm90_mixed_smem_bytes(kSm90MixedConfigs[config], kBits));
   cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchAttribute attr[1] = {pdl_launch_attr()};
   cfg.attrs = pdl ? attr : nullptr;
   cfg.numAttrs = pdl ? 1u : 0u;
   LOWBIT_CUDA_TRY(cudaLaunchKernelEx(&cfg, k, x, w, sc, z, p));

@@ -17,40 +17,17 @@
 
 namespace lowbit::cuda {
 
-// load(slot) issues the cp.async copies of the next k-iteration into `slot` (iterations
-// are loaded in order, once each); compute(slot) consumes the oldest loaded one. Ends with every copy landed and a barrier, so the
+// A stage's loads come in two calls: the model's constants, load_const(slot) (weights,
+// scales, zero points: never written by the kernel before this one in the stream), and
+// everything else, load_act(slot) (activations), each called once per stage in order. For a
+// programmatic dependent launch (PDL, sm_90; griddepcontrol compiles to nothing before) the
+// constants of the first STAGES - 1 stages are requested before griddepcontrol.wait, so they
+// stream while the previous kernel finishes; the activations after it. Group accounting:
+// the prologue's first commit group holds the constants of stages 0..STAGES-2 and the
+// activations of stage 0, group s (s >= 1) the activations of stage s, so "groups 0..it
+// complete" still means "stage it has landed". The caller writes nothing before the wait
+// (its outputs come after the mainloop). Ends with every copy landed and a barrier, so the
 // caller may reuse the pipeline's shared memory (e.g. for the epilogue).
-template <int STAGES, class Load, class Compute>
-LOWBIT_DEVICE void multistage_mainloop(int iters, Load&& load, Compute&& compute) {
-  static_assert(STAGES >= 2, "a pipeline needs at least two stages");
-#pragma unroll 1
-  for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < iters) load(s);
-    ptx::cp_async_commit();
-  }
-#pragma unroll 1
-  for (int it = 0; it < iters; ++it) {
-    ptx::cp_async_wait<STAGES - 2>();
-    __syncthreads();
-    const int next = it + STAGES - 1;
-    if (next < iters) load(next % STAGES);
-    ptx::cp_async_commit();
-    compute(it % STAGES);
-  }
-  ptx::cp_async_wait<0>();
-  __syncthreads();
-}
-
-// The same pipeline for a kernel launched with programmatic dependent launch (PDL, sm_90;
-// no-ops before): a stage's loads are split into the model's constants, load_const(slot)
-// (weights, scales, zero points: never written by the kernel before this one in the stream),
-// and everything else, load_act(slot) (activations), each called once per stage in order.
-// The constants of the first STAGES - 1 stages are requested before griddepcontrol.wait, so
-// they stream while the previous kernel finishes; the activations after it. Group
-// accounting: the prologue's first commit group holds the constants of stages 0..STAGES-2
-// and the activations of stage 0, group s (s >= 1) the activations of stage s, so "groups
-// 0..it complete" still means "stage it has landed". The kernel writes nothing before the
-// wait (its outputs come after the mainloop).
 template <int STAGES, class LoadConst, class LoadAct, class Compute>
 LOWBIT_DEVICE void multistage_mainloop_pdl(int iters, LoadConst&& load_const, LoadAct&& load_act, Compute&& compute) {
   static_assert(STAGES >= 2, "a pipeline needs at least two stages");
