@@ -225,10 +225,16 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
   constexpr bool kTwoScaleBlocks = (128 % BN) != 0;
   const int n_blocks = (p.n + 127) / 128;
 
-  // Issue the four wgmmas of K iteration `i` into `d` (one commit group).
+  // Issue the four wgmmas of K iteration `i` into `d` (one commit group). Block mode: also
+  // returns the thread's two activation scales of the K block (rows g, g + 8), read from the
+  // stage before the wgmmas are issued. Measured against reading them after the wgmmas
+  // completed (v7), or after the issue, or for the next block right after the wait: this
+  // placement was the fastest (docs/kernels/fp8_gemm.md, v8).
   auto issue = [&](float (&d)[BN / 2], uint32_t i) {
     const int s = static_cast<int>(i % kStages);
     ptx::mbarrier_wait_parity(full(s), (i / kStages) & 1);
+    float2 a = make_float2(1.f, 1.f);
+    if constexpr (kBlock) a = make_float2(sa_smem[s * BM + row_in_tile], sa_smem[s * BM + row_in_tile + 8]);
     const uint64_t da = ptx::wgmma_desc_k_major_sw128(tiles + s * kStageBytes + wg * 64 * BK);
     const uint64_t db = ptx::wgmma_desc_k_major_sw128(tiles + s * kStageBytes + kATile);
     ptx::wgmma_fence_operand(d);
@@ -236,22 +242,22 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
 #pragma unroll
     for (int kk = 0; kk < BK / 32; ++kk) wgmma_k32<BN>(d, da + 2 * kk, db + 2 * kk, kk > 0);
     ptx::wgmma_commit_group();
+    return a;
   };
-  // Iteration `i`'s group has completed: read its activation scales, release its stage,
-  // promote d into acc (block mode: times sa[row, kb] * sw[n block, kb], `sw` the weight
-  // scales of the tile's one or two n blocks for that K block).
+  // Iteration `i`'s group has completed: release its stage, promote d into acc (block mode:
+  // times sa[row, kb] * sw[n block, kb]; `a` the activation scales issue() read, `sw` the
+  // weight scales of the tile's one or two n blocks for that K block).
   // `hi_from` (a std::integral_constant): the first 8-column group of the tile that takes the
   // second n block's weight scale (BN / 8: none). A compile-time boundary, so that the
   // promotion is 4 FMUL + BN / 2 FFMA; a run-time one cost a select and a multiply per group.
-  auto finish = [&](auto hi_from, float (&d)[BN / 2], uint32_t i, float2 sw) {
+  auto finish = [&](auto hi_from, float (&d)[BN / 2], uint32_t i, float2 a, float2 sw) {
     ptx::wgmma_fence_operand(d);
     const int s = static_cast<int>(i % kStages);
+    __syncwarp();
+    if (lane == 0) ptx::mbarrier_arrive(empty(s));
     if constexpr (kBlock) {
       constexpr int kHiFrom = decltype(hi_from)::value;
-      const float a0 = sa_smem[s * BM + row_in_tile], a1 = sa_smem[s * BM + row_in_tile + 8];
-      __syncwarp();
-      if (lane == 0) ptx::mbarrier_arrive(empty(s));
-      const float s0 = a0 * sw.x, s1 = a1 * sw.x, s0b = a0 * sw.y, s1b = a1 * sw.y;
+      const float s0 = a.x * sw.x, s1 = a.y * sw.x, s0b = a.x * sw.y, s1b = a.y * sw.y;
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j) {
         const float x0 = j >= kHiFrom ? s0b : s0, x1 = j >= kHiFrom ? s1b : s1;
@@ -262,9 +268,8 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
       }
     } else {
       (void)hi_from;
+      (void)a;
       (void)sw;
-      __syncwarp();
-      if (lane == 0) ptx::mbarrier_arrive(empty(s));
 #pragma unroll
       for (int j = 0; j < BN / 2; ++j) acc[j] += d[j];
     }
@@ -278,27 +283,43 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     const int m0 = un.tile_m * BM, n0 = un.tile_n * BN;
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
-    // Block mode: the weight scales of a K block are loaded one block ahead, so their latency
-    // hides behind the wgmmas.
+    // Block mode, weight scales: lane l of every consumer warp holds sw[n block, kb] for
+    // kb = kb_begin + 32 c + l of the current run c of 32 K blocks, the next run loaded 32
+    // iterations ahead (one coalesced load per warp and run); iteration i takes its value with
+    // a shuffle before its wgmmas are issued. (Up to v7 one __ldg per K block, which ptxas
+    // placed among the wgmmas and the next block consumed; with the weight scales constant
+    // the block mode then ran at the tensor mode's speed, with those loads 15-20% slower at
+    // m >= 1024: docs/kernels/fp8_gemm.md, v8.)
     const int nb0 = n0 / 128;
     const int nb1 = kTwoScaleBlocks ? min((n0 + BN - 1) / 128, n_blocks - 1) : nb0;
     const int split_col = (nb0 + 1) * 128 - n0;
     const float* sw0 = p.sw + static_cast<int64_t>(nb0) * p.k_blocks;
     const float* sw1 = p.sw + static_cast<int64_t>(nb1) * p.k_blocks;
-    auto load_sw = [&](int kb) {
-      if constexpr (!kBlock) return make_float2(1.f, 1.f);
-      return make_float2(__ldg(sw0 + kb), kTwoScaleBlocks ? __ldg(sw1 + kb) : 0.f);
+    auto load_sw_run = [&](int kb) {  // this lane's entry of the run starting at kb
+      if constexpr (!kBlock) {
+        (void)kb;
+        return make_float2(1.f, 1.f);
+      } else {
+        const int k = kb + lane;
+        if (k >= un.kb_end) return make_float2(0.f, 0.f);
+        return make_float2(__ldg(sw0 + k), kTwoScaleBlocks ? __ldg(sw1 + k) : 0.f);
+      }
     };
     const int nk = un.kb_end - un.kb_begin;
     const bool sk_part = kStreamK && sk >= 0 && (un.kb_begin > 0 || un.kb_end < p.k_blocks);
     auto k_loop = [&](auto hi_from) {
-      float2 sw_next = load_sw(un.kb_begin);
+      float2 sw_run = load_sw_run(un.kb_begin), sw_ahead = make_float2(0.f, 0.f);
       for (int i = 0; i < nk; ++i) {
-        const float2 sw = sw_next;
-        if (i + 1 < nk) sw_next = load_sw(un.kb_begin + i + 1);
-        issue(t0, it + i);
+        float2 sw = make_float2(1.f, 1.f);
+        if constexpr (kBlock) {
+          if ((i & 31) == 0 && i + 32 < nk) sw_ahead = load_sw_run(un.kb_begin + i + 32);
+          sw.x = __shfl_sync(0xffffffffu, sw_run.x, i & 31);
+          if constexpr (kTwoScaleBlocks) sw.y = __shfl_sync(0xffffffffu, sw_run.y, i & 31);
+          if ((i & 31) == 31) sw_run = sw_ahead;
+        }
+        const float2 a = issue(t0, it + i);
         ptx::wgmma_wait_group<0>();
-        finish(hi_from, t0, it + i, sw);
+        finish(hi_from, t0, it + i, a, sw);
       }
     };
     if constexpr (kBlock && kTwoScaleBlocks) {
