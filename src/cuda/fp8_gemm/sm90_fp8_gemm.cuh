@@ -225,16 +225,22 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
   constexpr bool kTwoScaleBlocks = (128 % BN) != 0;
   const int n_blocks = (p.n + 127) / 128;
 
-  // Issue the four wgmmas of K iteration `i` into `d` (one commit group). Block mode: also
-  // returns the thread's two activation scales of the K block (rows g, g + 8), read from the
-  // stage before the wgmmas are issued. Measured against reading them after the wgmmas
-  // completed (v7), or after the issue, or for the next block right after the wait: this
-  // placement was the fastest (docs/kernels/fp8_gemm.md, v8).
-  auto issue = [&](float (&d)[BN / 2], uint32_t i) {
+  // Block mode: the thread's two activation scales of K iteration `i` (rows g, g + 8), from
+  // its stage (arrived).
+  auto read_sa = [&](uint32_t i) {
     const int s = static_cast<int>(i % kStages);
-    ptx::mbarrier_wait_parity(full(s), (i / kStages) & 1);
+    return make_float2(sa_smem[s * BM + row_in_tile], sa_smem[s * BM + row_in_tile + 8]);
+  };
+  // Issue the four wgmmas of K iteration `i` into `d` (one commit group), after waiting for its
+  // stage unless `waited`. Block mode: also returns the iteration's activation scales, read
+  // before the wgmmas are issued (or `a_pre`, read earlier by the caller). Where these reads
+  // sit matters (docs/kernels/fp8_gemm.md, v8): after the wgmmas completed (v7) or after the
+  // issue was slower.
+  auto issue = [&](float (&d)[BN / 2], uint32_t i, bool waited = false, float2 a_pre = float2{}) {
+    const int s = static_cast<int>(i % kStages);
+    if (!waited) ptx::mbarrier_wait_parity(full(s), (i / kStages) & 1);
     float2 a = make_float2(1.f, 1.f);
-    if constexpr (kBlock) a = make_float2(sa_smem[s * BM + row_in_tile], sa_smem[s * BM + row_in_tile + 8]);
+    if constexpr (kBlock) a = waited ? a_pre : read_sa(i);
     const uint64_t da = ptx::wgmma_desc_k_major_sw128(tiles + s * kStageBytes + wg * 64 * BK);
     const uint64_t db = ptx::wgmma_desc_k_major_sw128(tiles + s * kStageBytes + kATile);
     ptx::wgmma_fence_operand(d);
@@ -309,17 +315,51 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     const bool sk_part = kStreamK && sk >= 0 && (un.kb_begin > 0 || un.kb_end < p.k_blocks);
     auto k_loop = [&](auto hi_from) {
       float2 sw_run = load_sw_run(un.kb_begin), sw_ahead = make_float2(0.f, 0.f);
-      for (int i = 0; i < nk; ++i) {
-        float2 sw = make_float2(1.f, 1.f);
-        if constexpr (kBlock) {
-          if ((i & 31) == 0 && i + 32 < nk) sw_ahead = load_sw_run(un.kb_begin + i + 32);
-          sw.x = __shfl_sync(0xffffffffu, sw_run.x, i & 31);
-          if constexpr (kTwoScaleBlocks) sw.y = __shfl_sync(0xffffffffu, sw_run.y, i & 31);
-          if ((i & 31) == 31) sw_run = sw_ahead;
+      // Block mode with two consumer warpgroups (m >= 128) and no stream-K: block i + 1's
+      // stage is waited for and its scales read while block i's wgmmas run, so that neither
+      // the wait nor the reads sit between block i's completion and block i + 1's issue
+      // (v8: Suite 1 block M = 1024 / 4096 -3 / -5% against reading them just before the
+      // issue). The stream-K kernels keep the loop below (this one spilled there), as do the
+      // one-consumer configurations (small m: there the earlier wait would hold block i's
+      // promotion and stage release back behind the next stage's arrival).
+      if constexpr (kBlock && kConsumers == 2 && !kStreamK) {
+        if (nk == 0) return;
+        auto sw_of = [&](int j) {
+          if ((j & 31) == 0) {
+            if (j > 0) sw_run = sw_ahead;
+            if (j + 32 < nk) sw_ahead = load_sw_run(un.kb_begin + j + 32);
+          }
+          return make_float2(__shfl_sync(0xffffffffu, sw_run.x, j & 31),
+                             kTwoScaleBlocks ? __shfl_sync(0xffffffffu, sw_run.y, j & 31) : 0.f);
+        };
+        float2 sw = sw_of(0);
+        float2 a = issue(t0, it, false);
+        for (int i = 0; i < nk; ++i) {
+          float2 a_next = a, sw_next = sw;
+          if (i + 1 < nk) {
+            ptx::mbarrier_wait_parity(full(static_cast<int>((it + i + 1) % kStages)), ((it + i + 1) / kStages) & 1);
+            a_next = read_sa(it + i + 1);
+            sw_next = sw_of(i + 1);
+          }
+          ptx::wgmma_wait_group<0>();
+          finish(hi_from, t0, it + i, a, sw);
+          if (i + 1 < nk) issue(t0, it + i + 1, true, a_next);
+          a = a_next;
+          sw = sw_next;
         }
-        const float2 a = issue(t0, it + i);
-        ptx::wgmma_wait_group<0>();
-        finish(hi_from, t0, it + i, a, sw);
+      } else {
+        for (int i = 0; i < nk; ++i) {
+          float2 sw = make_float2(1.f, 1.f);
+          if constexpr (kBlock) {
+            if ((i & 31) == 0 && i + 32 < nk) sw_ahead = load_sw_run(un.kb_begin + i + 32);
+            sw.x = __shfl_sync(0xffffffffu, sw_run.x, i & 31);
+            if constexpr (kTwoScaleBlocks) sw.y = __shfl_sync(0xffffffffu, sw_run.y, i & 31);
+            if ((i & 31) == 31) sw_run = sw_ahead;
+          }
+          const float2 a = issue(t0, it + i);
+          ptx::wgmma_wait_group<0>();
+          finish(hi_from, t0, it + i, a, sw);
+        }
       }
     };
     if constexpr (kBlock && kTwoScaleBlocks) {
