@@ -315,6 +315,21 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     const bool sk_part = kStreamK && sk >= 0 && (un.kb_begin > 0 || un.kb_end < p.k_blocks);
     auto k_loop = [&](auto hi_from) {
       float2 sw_run = load_sw_run(un.kb_begin), sw_ahead = make_float2(0.f, 0.f);
+      // Block j's weight scales (j = 0, 1, ... in order): a shuffle from the current run; the
+      // next run is loaded when one starts.
+      auto sw_of = [&](int j) {
+        if constexpr (!kBlock) {
+          (void)j;
+          return make_float2(1.f, 1.f);
+        } else {
+          if ((j & 31) == 0) {
+            if (j > 0) sw_run = sw_ahead;
+            if (j + 32 < nk) sw_ahead = load_sw_run(un.kb_begin + j + 32);
+          }
+          return make_float2(__shfl_sync(0xffffffffu, sw_run.x, j & 31),
+                             kTwoScaleBlocks ? __shfl_sync(0xffffffffu, sw_run.y, j & 31) : 0.f);
+        }
+      };
       // Block mode with two consumer warpgroups (m >= 128) and no stream-K: block i + 1's
       // stage is waited for and its scales read while block i's wgmmas run, so that neither
       // the wait nor the reads sit between block i's completion and block i + 1's issue
@@ -324,14 +339,6 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
       // promotion and stage release back behind the next stage's arrival).
       if constexpr (kBlock && kConsumers == 2 && !kStreamK) {
         if (nk == 0) return;
-        auto sw_of = [&](int j) {
-          if ((j & 31) == 0) {
-            if (j > 0) sw_run = sw_ahead;
-            if (j + 32 < nk) sw_ahead = load_sw_run(un.kb_begin + j + 32);
-          }
-          return make_float2(__shfl_sync(0xffffffffu, sw_run.x, j & 31),
-                             kTwoScaleBlocks ? __shfl_sync(0xffffffffu, sw_run.y, j & 31) : 0.f);
-        };
         float2 sw = sw_of(0);
         float2 a = issue(t0, it, false);
         for (int i = 0; i < nk; ++i) {
@@ -349,13 +356,7 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
         }
       } else {
         for (int i = 0; i < nk; ++i) {
-          float2 sw = make_float2(1.f, 1.f);
-          if constexpr (kBlock) {
-            if ((i & 31) == 0 && i + 32 < nk) sw_ahead = load_sw_run(un.kb_begin + i + 32);
-            sw.x = __shfl_sync(0xffffffffu, sw_run.x, i & 31);
-            if constexpr (kTwoScaleBlocks) sw.y = __shfl_sync(0xffffffffu, sw_run.y, i & 31);
-            if ((i & 31) == 31) sw_run = sw_ahead;
-          }
+          const float2 sw = sw_of(i);
           const float2 a = issue(t0, it + i);
           ptx::wgmma_wait_group<0>();
           finish(hi_from, t0, it + i, a, sw);
