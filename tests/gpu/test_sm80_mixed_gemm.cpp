@@ -262,9 +262,14 @@ TEST(sm80_mixed_gemm, plan_follows_measurements) {
   EXPECT_EQ(plan(4, 5, o, k), "t8_s1");
   EXPECT_EQ(plan(4, 6, down, k_down), "t16_s4");  // t8's activations would exceed 1.25x its weights
   EXPECT_EQ(plan(4, 8, gate_up, k), "t16n128_s1");
-  EXPECT_EQ(plan(4, 16, qkv, k), "t16_s2");
+  EXPECT_EQ(plan(4, 16, qkv, k), "t16n128_s4");  // session 20 sweep: 10.98 against t16 s2 13.37 us
+  EXPECT_EQ(plan(4, 16, o, k), "t16_s4");          // 8.58 against t16 s2 10.38 us
+  EXPECT_EQ(plan(4, 9, qkv, k), "t16n128_s4");
+  EXPECT_EQ(plan(4, 9, o, k), "t16_s4");
   EXPECT_EQ(plan(4, 16, gate_up, k), "t16n128_s1");
   EXPECT_EQ(plan(4, 16, down, k_down), "t16_s4");
+  EXPECT_EQ(plan(4, 8, qkv, k), "t16_s2");  // m <= 8 not swept: the former rule
+  EXPECT_EQ(plan(8, 16, qkv, k), "t16_s2");
   EXPECT_EQ(plan(8, 1, qkv, k), "t16_s2");
   EXPECT_EQ(plan(8, 1, gate_up, k), "t16_s1");
   EXPECT_EQ(plan(8, 2, gate_up, k), "t16n256_s1");
@@ -733,7 +738,7 @@ TEST(sm80_mixed_gemm_bench, DISABLED_suite1) {  // a dev tool: run with --gtest_
         d.w = WeightFormat::integer(f);
         d.out_dtype = f.scale_dtype;
         std::vector<std::optional<MixedGemmPlan>> plans = {std::nullopt};
-        if (sweep_plans && (vname == "w4g128/f16" || (vname.rfind("w8/", 0) == 0 && m <= 16)))
+        if (sweep_plans && (vname == "w4g128/f16" || m <= 16))
           for (auto [cfg, s] : bench_candidates(m)) plans.push_back(plan_of(cfg, s));
         for (const auto& plan : plans) {
           std::unique_ptr<detail::GemmImpl> impl = make_impl(d, plan);

@@ -53,6 +53,16 @@ bool t8_fits(const MixedGemmProblem& p) {
          ceil_div(p.n, c.block_n) <= static_cast<int64_t>(per_sm) * p.sm_count;
 }
 
+// 4-bit weights at m = 9..16 on sm_90 (cluster splits, PDL for grids larger than the SM
+// count): the 16-token tiles split k down to 4 stages per split (min_split_iters 4 instead of
+// 8), and qkv-like n takes t16n128 (config_for). Plan sweep, session 20 (H200, us, W4 g128
+// f16 / bf16, m = 9 and 16): o t16 s4 8.00 / 8.58 and 8.36 / 8.80 against the former t16 s2
+// 10.17 / 10.38 and 9.86 / 10.03; qkv t16n128 s4 9.98 / 10.98 and 10.30 / 10.99 against t16 s2
+// 12.86 / 13.37 and 10.96 / 11.35 (t16 s4 13.16 / 13.60); down and gate_up unchanged
+// (t16 s4, t16n128 s1 were already the best). 8-bit weights lose with more splits (t16 s4 o
+// 13.1-13.6 against s2 11.7-11.9), so they keep the rule above; m <= 8 was not swept.
+bool small_m_4bit_split(const MixedGemmProblem& p) { return p.bits == 4 && p.m >= 9 && p.m <= 16 && p.cc >= 90; }
+
 int config_for(const MixedGemmProblem& p) {
   if (p.m <= 16) {
     // Many channel tiles: the wide tile (one per 8 warps, no split) from m = 3 (4-bit) or
@@ -65,6 +75,10 @@ int config_for(const MixedGemmProblem& p) {
       return p.m >= 3 ? wide_config(p.bits) : kT8;
     }
     if (p.m <= 8 && t8_fits(p)) return kT8;
+    // 4-bit, m = 9..16 on sm_90 (see small_m_4bit_split): where t16 in four splits would not
+    // fit two CTAs per SM (qkv: 96 tiles), the 8-warp 128-channel tile in four splits instead.
+    if (small_m_4bit_split(p) && ceil_div(p.n, kMixedGemmConfigs[kT16].block_n) * 4 > 2 * int64_t(p.sm_count))
+      return kT16N128;
     return kT16;
   }
   if (p.m <= 64) return kT64;
@@ -94,6 +108,8 @@ MixedGemmPlan choose_mixed_gemm_plan(const MixedGemmProblem& p) {
   const int64_t iters = (p.k + c.block_k - 1) / c.block_k;
   double split_below = c.split_below;
   int max_splits = 8;
+  int min_split_iters = c.min_split_iters;
+  if (small_m_4bit_split(p) && (plan.config == kT16 || plan.config == kT16N128)) min_split_iters = 4;
   if (p.bits == 8 && plan.config == kT8) split_below *= 0.5;
   if (p.bits == 8 && plan.config == kT16) max_splits = 2;
   const double enough = split_below * p.sm_count;
@@ -101,7 +117,7 @@ MixedGemmPlan choose_mixed_gemm_plan(const MixedGemmProblem& p) {
   // s1 at m = 3 22.29 / 17.60 us, three CTAs per SM, 512 CTAs in 396 slots; m = 1..2 s2, one wave).
   const int64_t wave = static_cast<int64_t>(ctas_per_sm(p, plan.config)) * p.sm_count;
   while (plan.splits < max_splits && static_cast<double>(tiles * plan.splits) < enough &&
-         iters / (2 * plan.splits) >= c.min_split_iters &&
+         iters / (2 * plan.splits) >= min_split_iters &&
          (plan.config != kT8 || tiles * plan.splits * 2 <= wave))
     plan.splits *= 2;
   plan.split_mode = plan.splits == 1 ? MixedGemmSplitMode::kNone
