@@ -251,6 +251,13 @@ TEST(sm90_fp8_gemm, plan_follows_measurements) {
   EXPECT_EQ(tag(1024, 4096, 4096), "m128n128");
   EXPECT_EQ(tag(1024, 4096, 14336), "m128n128");
   EXPECT_EQ(tag(1024, 6144, 4096), "m128n192");
+  // Long k at m = 9..32: m64n128 in four splits (measured rule); m = 64 keeps the model.
+  for (int64_t m : {9, 16, 32}) {
+    const cuda::Sm90Fp8Plan p = cuda::sm90_fp8_gemm_plan(m, 4096, 14336, 132);
+    EXPECT_EQ(std::string(cuda::kSm90Fp8Configs[p.config].tag) + " s" + std::to_string(p.splits), "m64n128 s4") << m;
+  }
+  EXPECT_EQ(tag(16, 4096, 4096), "m64n64");
+  EXPECT_EQ(tag(64, 4096, 14336), "m64n64");
   // Stream-K only where it measured faster (Suite 2: n576 / n512 x k7168 at m = 6144, and
   // 4608 x 7168 at m = 1024); nowhere in Suite 1.
   auto sk = [](int64_t m, int64_t n, int64_t k) {
@@ -300,16 +307,16 @@ TEST(sm90_fp8_gemm, refusals_name_the_rule) {
       << reason(desc_of(odd, 4, 256, 512, DType::kBF16, false));
 }
 
-// The default selection on Hopper: this family for e4m3 problems with m > 16, sm89_fp8_gemm
-// for m <= 16 (select.cpp, measured rule).
+// The default selection on Hopper: this family for e4m3 problems with m > 8, sm89_fp8_gemm
+// for m <= 8 (select.cpp, measured rule).
 TEST(sm90_fp8_gemm, chosen_by_default) {
   LOWBIT_REQUIRE_HOPPER();
-  for (int64_t m : {17, 64, 4096}) {
+  for (int64_t m : {9, 16, 17, 64, 4096}) {
     Gemm g(desc_of(kBlock, m, 1536, 7168, DType::kBF16, false), Device::cuda(0));
     ASSERT_TRUE(g.can_implement().ok()) << g.can_implement().message();
     EXPECT_EQ(g.kernel_name().rfind("sm90_fp8_gemm", 0), 0u) << m << ": " << g.kernel_name();
   }
-  for (int64_t m : {1, 16}) {
+  for (int64_t m : {1, 8}) {
     Gemm g(desc_of(kTensor, m, 1536, 7168, DType::kBF16, false), Device::cuda(0));
     ASSERT_TRUE(g.can_implement().ok()) << g.can_implement().message();
     EXPECT_EQ(g.kernel_name().rfind("sm89_fp8_gemm", 0), 0u) << m << ": " << g.kernel_name();

@@ -53,12 +53,12 @@ const std::vector<FamilyEntry>& kernel_family_table() {
       // activations (docs/kernels/gemv.md).
       {kSmxxGemvName, kSmxxGemvDescription, &smxx_gemv_runs_on, &smxx_gemv_can_implement,
        &smxx_gemv_make},
-      // e4m3 GEMM on Hopper for m > 16 (rule below), tensor/row and DeepSeek-V3 block
+      // e4m3 GEMM on Hopper for m > 8 (rule below), tensor/row and DeepSeek-V3 block
       // scaling: TMA + wgmma (docs/kernels/fp8_gemm.md, "sm90_fp8_gemm").
       {kSm90Fp8GemmName, kSm90Fp8GemmDescription, &sm90_fp8_gemm_runs_on, &sm90_fp8_gemm_can_implement,
        &sm90_fp8_gemm_make},
       // e4m3 x e4m3 with tensor/row or 1x128 x 128x128 scales on mma.sync (sm_89+): the fp8
-      // kernel of Ada, and on Hopper the small-m (weight-streaming) one (m <= 16, rule
+      // kernel of Ada, and on Hopper the small-m (weight-streaming) one (m <= 8, rule
       // below); every m, n and k multiples of 16 (docs/kernels/fp8_gemm.md, "sm89_fp8_gemm").
       {kSm89Fp8GemmName, kSm89Fp8GemmDescription, &sm89_fp8_gemm_runs_on, &sm89_fp8_gemm_can_implement,
        &sm89_fp8_gemm_make},
@@ -127,14 +127,18 @@ std::vector<const FamilyEntry*> apply_selection_rules(const GemmDesc& desc, cons
     else if (family.empty())
       skipped->push_back(std::string(f.name) + ": " + why);
   }
-  // --- fp8 at m <= 16: sm89_fp8_gemm before sm90_fp8_gemm ------------------------------
-  // Measured on H200 (lowbit bench, Suite 1 sums, each family pinned with
-  // LOWBIT_CUDA_FAMILIES, commit 5f315fa): per-tensor sm89 85.0 / 115.2 / 151.0 / 187.0 us at
-  // m = 16 / 32 / 48 / 64 against sm90 86.1 / 81.3 / 77.0 / 74.8 (block: 90.6 / 126.9 / 163.0 /
-  // 199.7 against 94.1 / 90.0 / 81.6 / 80.7); at m = 1, 63 (sm89) against 100 (sm90). The
-  // mma.sync kernel's 8- and 16-token tiles stream the weights faster than 64-row wgmma tiles
-  // up to m = 16; from m = 32 on wgmma wins.
-  if (desc.w.kind == WeightKind::kFp8 && desc.m <= 16) {
+  // --- fp8 at m <= 8: sm89_fp8_gemm before sm90_fp8_gemm -------------------------------
+  // Up to m = 8 the mma.sync kernel's 8-token tile streams the weights faster than 64-row
+  // wgmma tiles; its 16-token tile (m = 9..16) does not. Measured on H200 (lowbit bench, Suite
+  // 1 sums, each family pinned with LOWBIT_CUDA_FAMILIES, session 20), per-tensor / block, us:
+  // m = 2 / 4 / 8 sm89 65.5 / 72.6 / 72.0 and 68.7 / 73.8 / 73.7 against sm90 80.8 / 80.9 /
+  // 80.1 and 91.3 / 91.7 / 87.8. m = 12 / 16: sm89 84.7 / 84.4 and 88.3 / 87.7 against sm90
+  // 76.2 / 75.9 and 80.5 / 79.7 with its long-k plan (sm90_fp8_gemm_heuristic.cpp; per layer,
+  // sm89's t16 runs o in 12.8 us and down in 28.2, against 9.6 and 21.5 on sm90). m = 9 / 10:
+  // sm89 78.5 / 80.3 and 80.8 / 82.3; sm90 at m = 9 80.5 and 90.1 with the model's down plan,
+  // about 75.8 and 80.5 with the long-k one (down at m = 9 with m64n128 s4 not measured).
+  // Before (commit 5f315fa) sm89 came first up to m = 16 (85.0 against 86.1 at m = 16 then).
+  if (desc.w.kind == WeightKind::kFp8 && desc.m <= 8) {
     auto at = [&](const char* name) {
       return std::find_if(order.begin(), order.end(), [&](const FamilyEntry* f) { return std::string(f->name) == name; });
     };

@@ -51,6 +51,9 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count) {
   // knob for `lowbit bench`; a configuration that does not suit m then leaves the default).
   const char* env = std::getenv("LOWBIT_SM90_FP8_CONFIG");
   const int forced = env != nullptr ? std::atoi(env) : -1;
+  // LOWBIT_SM90_FP8_SPLITS=<s> restricts the split count likewise (a measurement knob).
+  const char* splits_env = std::getenv("LOWBIT_SM90_FP8_SPLITS");
+  const int forced_splits = splits_env != nullptr ? std::atoi(splits_env) : -1;
   // LOWBIT_SM90_FP8_SK=0: never stream-K; =1: stream-K wherever the rule's first two
   // conditions hold (measurements).
   const char* sk_env = std::getenv("LOWBIT_SM90_FP8_SK");
@@ -71,6 +74,7 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count) {
     if (cfg.consumers == 2) kblock_clk = two_consumer_kblock_clk(cfg);
     const int max_splits = static_cast<int>(std::min<int64_t>(k_blocks, 32));
     for (int s = 1; s <= max_splits; ++s) {
+      if (forced_splits >= 1 && s != std::min(forced_splits, max_splits)) continue;
       const int64_t units = tiles * s;
       const double exact_waves = double(units) / sm_count;
       const double waves = cfg.consumers == 2 && exact_waves >= 4.0 ? exact_waves : std::ceil(exact_waves);
@@ -89,6 +93,20 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count) {
         best.why = buf;
       }
     }
+  }
+  // Long k at m = 9..32 (down: 4096 x 14336): m64n128 in four splits. The model takes the
+  // DRAM bound for any plan, but 64 or fewer streaming CTAs do not reach it (H200, lowbit bench,
+  // down at m = 12 / 16 / 32, per-tensor, us: m64n64 s1 (the model's choice) 26.1 / 26.0 /
+  // 26.0, s2 26.4 / 24.6 / 23.3; m64n128 s1 36.7 / 36.7 / 36.9, s2 23.9 / 23.8 / 23.9, s4 22.1
+  // / 21.5 / 21.9; block 31.2 / 31.0 / 31.0 against m64n128 s4 21.6 / 21.4 / 21.8). Not
+  // measured elsewhere, so not a model term; shorter k (qkv, o) and m >= 48 keep the model's plan
+  // (at m = 48 / 64 m64n64 s2: 21.4 / 21.5).
+  if (forced < 0 && forced_splits < 0 && m >= 9 && m <= 32 && k >= 8192) {
+    best.config = 0;  // m64n128
+    best.splits = static_cast<int>(std::min<int64_t>(4, k_blocks));
+    best.sk_tiles = 0;
+    best.why = "m64n128 split 4: long k at m = 9..32 (measured rule)";
+    return best;
   }
   // Stream-K over every tile (sm90_fp8_gemm.cuh) for a two-consumer configuration, at
   // m >= 1024 (where it was measured; below, the layers are closer to the DRAM bound), when
