@@ -258,6 +258,7 @@ TEST(sm90_fp8_gemm, plan_follows_measurements) {
   }
   EXPECT_EQ(tag(16, 4096, 4096), "m64n64");
   EXPECT_EQ(tag(64, 4096, 14336), "m64n64");
+  EXPECT_EQ(cuda::sm90_fp8_gemm_plan(16, 28672, 14336, 132).why.rfind("m64n128 split 4: long k", 0), std::string::npos);
   // Stream-K only where it measured faster (Suite 2: n576 / n512 x k7168 at m = 6144, and
   // 4608 x 7168 at m = 1024); nowhere in Suite 1.
   auto sk = [](int64_t m, int64_t n, int64_t k) {

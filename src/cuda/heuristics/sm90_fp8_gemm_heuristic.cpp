@@ -100,8 +100,9 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count) {
   // 26.0, s2 26.4 / 24.6 / 23.3; m64n128 s1 36.7 / 36.7 / 36.9, s2 23.9 / 23.8 / 23.9, s4 22.1
   // / 21.5 / 21.9; block 31.2 / 31.0 / 31.0 against m64n128 s4 21.6 / 21.4 / 21.8). Not
   // measured elsewhere, so not a model term; shorter k (qkv, o) and m >= 48 keep the model's plan
-  // (at m = 48 / 64 m64n64 s2: 21.4 / 21.5).
-  if (forced < 0 && forced_splits < 0 && m >= 9 && m <= 32 && k >= 8192) {
+  // (at m = 48 / 64 m64n64 s2: 21.4 / 21.5), and so does n above 128 x SMs / 4, where the four
+  // splits would no longer give each SM one streaming CTA (not measured).
+  if (forced < 0 && forced_splits < 0 && m >= 9 && m <= 32 && k >= 8192 && (n + 127) / 128 * 4 <= sm_count) {
     best.config = 0;  // m64n128
     best.splits = static_cast<int>(std::min<int64_t>(4, k_blocks));
     best.sk_tiles = 0;
