@@ -322,6 +322,13 @@ TEST(sm90_fp8_gemm, chosen_by_default) {
     ASSERT_TRUE(g.can_implement().ok()) << g.can_implement().message();
     EXPECT_EQ(g.kernel_name().rfind("sm89_fp8_gemm", 0), 0u) << m << ": " << g.kernel_name();
   }
+  // Many channels (at least 128 x SMs, gate_up-like): this family from m = 3, sm89 below.
+  const int64_t wide = 128 * static_cast<int64_t>(cuda::gpu_spec(0).sm_count);
+  for (int64_t m : {2, 3, 8}) {
+    Gemm g(desc_of(kTensor, m, wide, 512, DType::kBF16, false), Device::cuda(0));
+    ASSERT_TRUE(g.can_implement().ok()) << g.can_implement().message();
+    EXPECT_EQ(g.kernel_name().rfind(m >= 3 ? "sm90_fp8_gemm" : "sm89_fp8_gemm", 0), 0u) << m << ": " << g.kernel_name();
+  }
 }
 
 TEST(sm90_fp8_gemm, Large_shapes) {

@@ -138,7 +138,13 @@ std::vector<const FamilyEntry*> apply_selection_rules(const GemmDesc& desc, cons
   // sm89 78.5 / 80.3 and 80.8 / 82.3; sm90 at m = 9 80.5 and 90.1 with the model's down plan,
   // about 75.8 and 80.5 with the long-k one (down at m = 9 with m64n128 s4 not measured).
   // Before (commit 5f315fa) sm89 came first up to m = 16 (85.0 against 86.1 at m = 16 then).
-  if (desc.w.kind == WeightKind::kFp8 && desc.m <= 8) {
+  // Except, from m = 3, layers with many channels (at least one m64n128 tile of sm90 per SM:
+  // gate_up), where the 8-token tile runs in several waves: H200, gate_up, per-tensor / block,
+  // us, sm89 against sm90 at m = 3..8: 38.3-38.9 against 33.4-34.2 and 38.9-40.5 against
+  // 34.4-35.8; at m = 2 32.8 against 32.7 and 32.3 against 34.9. (qkv, 6144 channels: within
+  // 0.4 us per-tensor, sm89 0.4-3 us ahead in block mode; it stays on sm89.)
+  const bool fp8_many_channels = desc.n >= 128 * static_cast<int64_t>(std::max(1, gpu.sm_count));
+  if (desc.w.kind == WeightKind::kFp8 && desc.m <= 8 && !(desc.m >= 3 && fp8_many_channels)) {
     auto at = [&](const char* name) {
       return std::find_if(order.begin(), order.end(), [&](const FamilyEntry* f) { return std::string(f->name) == name; });
     };
