@@ -11,8 +11,8 @@
 //   * each warp has a private ring of ring_depth(bits) slots in shared memory, one item each
 //     (weights + scale / zero entries), filled with 16-byte cp.async by its own lanes:
 //     completion is per thread (cp.async.wait_group), so a warp never waits on another;
-//   * the first ring_depth items of every warp are requested BEFORE griddepcontrol.wait:
-//     with PDL they stream while the previous kernel finishes;
+//   * half of every warp's ring is requested BEFORE griddepcontrol.wait (with PDL it streams
+//     while the previous kernel finishes), the other half after the activations (v14);
 //   * after the wait each warp computes the corrections of its S chunks (below) into its
 //     own table (no block barrier), then loops wait item -> compute -> refill the slot;
 //   * activations are read per item from global memory through L1 (ld.global.nc: every
@@ -310,15 +310,34 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
     }
   };
 
-  // 1. Before the wait: this warp's first kDepth items (one commit group each, empty ones
-  //    included, so that group i is always item i).
+  // 1. Before the wait: this warp's first kPre = kDepth / 2 items; the other kDepth - kPre
+  //    after the wait, once the activations are requested (issue_rest(), called where the
+  //    first activation loads have been issued: staging, the correction table, or right
+  //    after the wait). One commit group per item, empty ones included, so that group i is
+  //    always item i. Why (session 22, docs/kernels/gemv.md v14): timestamps per block showed
+  //    the activations, requested after griddepcontrol.wait, arriving only once the whole
+  //    ring requested before it had arrived (the x loads queue behind the SM's cp.async), so
+  //    every call's arithmetic started ~2 us after its block; with half the ring requested
+  //    before the wait the activations come ~0.5 us sooner (W4 o: 2.17 -> 1.70 us from the
+  //    wait to the first item), and with none before it the weight stream starts too late.
+  constexpr int kPre = kDepth / 2;
 #pragma unroll
-  for (int d = 0; d < kDepth; ++d) {
+  for (int d = 0; d < kPre; ++d) {
     if (d < L) issue(d);
     ptx::cp_async_commit();
   }
   ptx::griddep_launch_dependents();
   ptx::griddep_wait();
+  bool rest_issued = false;  // whichever prologue path comes first issues the rest, once
+  auto issue_rest = [&]() {
+    if (rest_issued) return;
+    rest_issued = true;
+#pragma unroll
+    for (int d = kPre; d < kDepth; ++d) {
+      if (d < L) issue(d);
+      ptx::cp_async_commit();
+    }
+  };
 
   // B operands of chunk `chunk` for this lane (batch row g): per pair 8 activations (16
   // bytes f16/bf16, 8 bytes int8) of columns 256 chunk + 32 pair + 8 t, read through L1.
@@ -449,10 +468,36 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
   };
 
   // 1b. p.x_once: the warp's S chunks of activations into its buffer, read by every item.
+  //     The (chunk, row) units (16 bytes per lane: columns 8 lane .. 8 lane + 7 of the chunk,
+  //     zeros past k; swizzled as stage_x does) go in batches of 8 loads before their stores,
+  //     so that a warp with several chunks waits for one global-memory latency per batch, not
+  //     per chunk (Suite 1's down at m = 1: 4 chunks per warp, one batch); the rest of the
+  //     ring is requested right after the first batch's loads.
   if constexpr (kStageX) {
     if (p.x_once) {
+      int bj = 0, br = 0;  // the next unit (chunk j, row r)
 #pragma unroll 1
-      for (int j = 0; j < S; ++j) stage_x(vw + j * KST, xbuf_s + static_cast<uint32_t>(j) * x_chunk_bytes);
+      for (int u0 = 0; u0 < S * M; u0 += 8) {
+        uint4 v[8];
+        uint32_t dst[8];
+        int j = bj, r = br;
+#pragma unroll
+        for (int q = 0; q < 8; ++q) {
+          if (u0 + q < S * M) {
+            const int col = (vw + j * KST) * kChunkK + 8 * lane;
+            v[q] = col < p.k ? ptx::ld_nc_v4(reinterpret_cast<const uint4*>(static_cast<const unsigned char*>(p.x) +
+                                                                            (static_cast<int64_t>(r) * p.k + col) * kElemBytes))
+                             : make_uint4(0u, 0u, 0u, 0u);
+            dst[q] = xbuf_s + static_cast<uint32_t>(j) * x_chunk_bytes + r * kSliceBytes + 16 * (lane ^ (r & 7));
+            if (++r == M) r = 0, ++j;
+          }
+        }
+        bj = j, br = r;
+        issue_rest();
+#pragma unroll
+        for (int q = 0; q < 8; ++q)
+          if (u0 + q < S * M) ptx::st_shared_v4(dst[q], v[q]);
+      }
       __syncwarp();
     }
   }
@@ -478,6 +523,7 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
       } else {
         load_b(b, vw + j * KST);
       }
+      issue_rest();
 #pragma unroll
       for (int gi = 0; gi < kSlots; ++gi) {
         float4 vg, vx;
@@ -492,6 +538,7 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
     __syncwarp();
   }
 
+  issue_rest();
   const bool sbf16 = p.scale_bf16 != 0;
   float acc[4] = {0.f, 0.f, 0.f, 0.f};
 
