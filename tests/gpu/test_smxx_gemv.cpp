@@ -307,6 +307,35 @@ TEST(smxx_gemv, tiled_layout_every_format) {
   }
 }
 
+// The tiled layout at m <= 2 with two or more chunks per warp (forced: 2 warps), where the
+// correction tables come from group sums of the staged activations (shuffles) instead of mma:
+// 4 and 8 bits x symmetric / integer zeros x every group x {f16, bf16}, m = 1 and 2, k with a
+// partial last chunk, scales in the other dtype every third case.
+TEST(smxx_gemv, tiled_layout_correction_sums) {
+  LOWBIT_REQUIRE_GPU();
+  ScopedEnv env("LOWBIT_GEMV_LAUNCH", "2");
+  int i = 0;
+  for (int bits : {4, 8})
+    for (ZeroPoint z : {ZeroPoint::kSymmetric, ZeroPoint::kInteger})
+      for (int gs : kGroups)
+        for (DType act : {DType::kF16, DType::kBF16}) {
+          Case c;
+          c.bits = bits, c.zero = z, c.group = gs, c.act = act, c.out = act;
+          c.scale_dtype = i % 3 == 0 ? (act == DType::kF16 ? DType::kBF16 : DType::kF16) : act;
+          c.m = 1 + i % 2;
+          c.n = 48;
+          c.k = 2368;  // 9 chunks and a partial one: 5 and 5 chunks for the two warps
+          if (gs > 0 && c.k % gs != 0) c.k += gs - c.k % gs;
+          ++i;
+          const GemmDesc d = desc_of(c);
+          const std::unique_ptr<detail::GemmImpl> impl = cuda::smxx_gemv_make(d, cuda::gpu_spec(0));
+          EXPECT_EQ(impl->weight_layout(), tiled_layout_name(bits)) << d.describe();
+          EXPECT_NE(impl->name().find("_w2d"), std::string::npos) << impl->name();
+          EXPECT_EQ(impl->name().find("_ci"), std::string::npos) << impl->name();
+          check_case(c);
+        }
+}
+
 // Tiled weights with act-order are refused with the reason (the mixed GEMM takes them).
 TEST(smxx_gemv, tiled_layout_refuses_act_order) {
   LOWBIT_REQUIRE_GPU();

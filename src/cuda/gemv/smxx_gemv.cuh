@@ -467,6 +467,31 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
     }
   };
 
+  // The warp's correction table: entry (j, gi, t) of chunk vw + j KST, float4 cg at [e], float4
+  // cx at [S_max * slots * 4 + e] (section 2).
+  float4* corr = reinterpret_cast<float4*>(smem + p.corr_offset + warp * p.corr_stride);
+  const int cx_base = p.corr_stride / kCorrEntryBytes;  // float4 index of the cx half
+  const bool table = p.corr_table != 0;
+  // Tiled layout, activations staged once, m <= 2, a warp with two chunks or more (v15): the
+  // correction of a row is one constant times the group's sum of x (correction_a: -(offset +
+  // f z_sym), f the row's factor), so the table is filled from the staged registers with
+  // shuffles (below) instead of 16 or 32 mma per chunk after the staging. Batch columns m..7
+  // keep the zeros written here (never stored). Measured on H200, W4 g128 f16 m = 1, us: down
+  // (4 chunks per warp) 11.05 -> 10.24, gate_up (2) 17.30 -> 16.97, but qkv (1 chunk) 5.79 ->
+  // 6.01, and at m = 8 (a shuffle tree per row) the Suite-1 sum 48.6 -> 53.0: hence the
+  // conditions (docs/kernels/gemv.md v15).
+  [[maybe_unused]] constexpr float kCorrLo = -(detail::tiled_offset<kBits, kAct>() + kZeroSym);
+  [[maybe_unused]] constexpr float kCorrHi =
+      -(detail::tiled_offset<kBits, kAct>() + detail::tiled_hi_factor<kBits, kAct>() * kZeroSym);
+  bool sum_table = false;
+  if constexpr (kStageX && kTiled && !kInt8) {
+    sum_table = table && p.x_once && M <= 2 && S >= 2;
+    if (sum_table) {
+      for (int i = lane; i < 2 * S * kSlots * 4; i += 32) corr[i < S * kSlots * 4 ? i : cx_base + i - S * kSlots * 4] = make_float4(0.f, 0.f, 0.f, 0.f);
+      __syncwarp();
+    }
+  }
+
   // 1b. p.x_once: the warp's S chunks of activations into its buffer, read by every item.
   //     The (chunk, row) units (16 bytes per lane: columns 8 lane .. 8 lane + 7 of the chunk,
   //     zeros past k; swizzled as stage_x does) go in batches of 8 loads before their stores,
@@ -497,6 +522,42 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
 #pragma unroll
         for (int q = 0; q < 8; ++q)
           if (u0 + q < S * M) ptx::st_shared_v4(dst[q], v[q]);
+        if (sum_table) {
+          // The unit's group sums: the lane's 8 columns, then across the 32 / kSlots lanes of
+          // its group (xor butterfly: every lane of a group gets the same bits); the group's
+          // first lane writes row r's entries (j, gi, t = r / 2), components r % 2 (row g) and
+          // r % 2 + 2 (row g+8): cg = c_row * sum, cx = sum.
+          int jj = u0 / M, rr = u0 % M;
+#pragma unroll
+          for (int q = 0; q < 8; ++q) {
+            if (u0 + q < S * M) {
+              const uint32_t h[4] = {v[q].x, v[q].y, v[q].z, v[q].w};
+              float sx = 0.0f;
+#pragma unroll
+              for (int e = 0; e < 4; ++e) {
+                float2 f;
+                if constexpr (kAct == kActBf16) {
+                  f = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&h[e]));
+                } else {
+                  f = __half22float2(*reinterpret_cast<const __half2*>(&h[e]));
+                }
+                sx += f.x + f.y;
+              }
+#pragma unroll
+              for (int off = 1; off < 32 / kSlots; off <<= 1) sx += __shfl_xor_sync(0xFFFFFFFFu, sx, off);
+              if ((lane & (32 / kSlots - 1)) == 0) {
+                const int gi = lane / (32 / kSlots);
+                float* e = reinterpret_cast<float*>(corr + ((jj * kSlots + gi) * 4 + (rr >> 1)));
+                float* ex = reinterpret_cast<float*>(corr + cx_base + ((jj * kSlots + gi) * 4 + (rr >> 1)));
+                e[rr & 1] = kCorrLo * sx;
+                e[(rr & 1) + 2] = kCorrHi * sx;
+                ex[rr & 1] = sx;
+                ex[(rr & 1) + 2] = sx;
+              }
+              if (++rr == M) rr = 0, ++jj;
+            }
+          }
+        }
       }
       __syncwarp();
     }
@@ -505,10 +566,7 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
   // 2. The warp's correction table: entry (j, gi, t) of chunk vw + j KST, float4 cg at
   //    [e], float4 cx at [S_max * slots * 4 + e]. Lanes of row pair g = 0 write (the values
   //    do not depend on g); the warp reads its own table only (__syncwarp).
-  float4* corr = reinterpret_cast<float4*>(smem + p.corr_offset + warp * p.corr_stride);
-  const int cx_base = p.corr_stride / kCorrEntryBytes;  // float4 index of the cx half
-  const bool table = p.corr_table != 0;
-  if (table) {
+  if (table && !sum_table) {
 #pragma unroll 1
     for (int j = 0; j < S; ++j) {
       uint32_t b[kPairs][4];
