@@ -224,7 +224,8 @@ TEST(smxx_gemv, edges_bias_f32_out) {
 // to 6), the correction table on and off (per-item corrections), two blocks per SM, and tiny
 // grids so that a block streams many tiles (n = 217: 14 tiles), with 1, 3, 4 (the default)
 // and 64 tiles per partial-sum phase, so that the two phase buffers alternate many times and
-// the last phase is partial (14 = 3 + 3 + 3 + 3 + 2). Also the sanitizer's racecheck target.
+// the last phase is partial (14 = 3 + 3 + 3 + 3 + 2), the blocks' tiles interleaved or in
+// contiguous ranges in turn. Also the sanitizer's racecheck target.
 class ScopedEnv {
  public:
   ScopedEnv(const char* name, const std::string& value) : name_(name) { setenv(name, value.c_str(), 1); }
@@ -257,6 +258,8 @@ TEST(smxx_gemv, forced_launches) {
     ScopedEnv grid("LOWBIT_GEMV_GRID", std::to_string(l.grid));
     static const int kPhases[] = {1, 3, 4, 64};
     ScopedEnv phase("LOWBIT_GEMV_PHASE", std::to_string(kPhases[(l.bits + l.warps) % 4]));
+    // The blocks' tiles interleaved (the default) or contiguous ranges, in turn.
+    ScopedEnv interleave("LOWBIT_GEMV_INTERLEAVE", (l.bits + l.grid) % 2 ? "0" : "1");
     Case c;
     c.bits = l.bits, c.group = 64, c.zero = ZeroPoint::kInteger, c.m = 5, c.n = 217, c.k = l.k, c.bias = true;
     c.act = l.act;
@@ -437,6 +440,7 @@ TEST(smxx_gemv, bitserial_and_decoding_kernels) {
       ScopedEnv g("LOWBIT_GEMV_GRID", grid);
       for (int bits : {1, 2})
         for (int64_t n : {217, 3470}) {
+          ScopedEnv interleave("LOWBIT_GEMV_INTERLEAVE", n == 217 ? "0" : "1");  // and the default
           Case c;
           c.bits = bits, c.group = bits == 1 ? 32 : 128, c.n = n, c.k = 1408;
           c.zero = bits == 1 ? ZeroPoint::kInteger : ZeroPoint::kSymmetric, c.bias = true, c.out = DType::kF32;
@@ -522,6 +526,8 @@ TEST(smxx_gemv, cluster_k_split) {
       ScopedEnv phase("LOWBIT_GEMV_PHASE", i % 2 ? "3" : "1");
       std::unique_ptr<ScopedEnv> grid;
       if (i % 3 != 2) grid = std::make_unique<ScopedEnv>("LOWBIT_GEMV_GRID", std::to_string(ks * (1 + i % 2)));
+      // Contiguous tile ranges (the clusters' default) or interleaved (forced), in turn.
+      ScopedEnv interleave("LOWBIT_GEMV_INTERLEAVE", (i / 2) % 2 ? "1" : "0");
       Case c;
       c.bits = k.bits, c.zero = k.zero, c.group = k.group, c.act = k.act, c.m = k.m, c.n = k.n;
       c.out = k.act == i8 ? f16 : k.act;
@@ -562,6 +568,8 @@ TEST(smxx_gemv, cluster_launch_follows_measurements) {
     s.bits = bits, s.layout = gemv::kLayoutTiled, s.act = gemv::kActF16, s.slots = bits == 4 ? 2 : 1;
     s.m = m, s.n = 4096, s.k = 14336, s.clusters = clusters;
     const gemv::GemvLaunch l = gemv::choose_gemv_launch(s, h200);
+    // Clusters keep contiguous tile ranges, every other launch interleaves its blocks' tiles (v16).
+    EXPECT_EQ(l.tile_interleave, l.ksplit == 1) << "bits " << bits << " m " << m;
     return std::to_string(l.warps) + "x" + std::to_string(l.ksplit) + (l.x_mode == gemv::kGemvXOnce ? " once" : " item");
   };
   const char* w4[] = {"16x1 once", "16x1 once", "16x1 once", "16x1 once", "14x2 once", "14x2 once", "14x2 once", "14x2 once"};

@@ -3,8 +3,9 @@
 // through mma.m16n8k16 or int8 activations through mma.m16n8k32, fp32 (int32) accumulation.
 // Design and measurements: docs/kernels/gemv.md (v6).
 //
-// Work decomposition (v6, "k-split warps"). A block of `warps` warps owns a contiguous,
-// balanced range of 16-row tiles [t0, t0 + nt); its warps split k: warp w takes chunks
+// Work decomposition (v6, "k-split warps"). A block of `warps` warps owns a balanced share
+// of the 16-row tiles (v16: tiles b, b + G, ... of the G blocks; clusters: a contiguous
+// range [t0, t0 + nt)); its warps split k: warp w takes chunks
 // w, w + warps, ... (S of them) of every tile, so a warp's items are (tile, chunk) for the
 // block's tiles in order, S per tile. The grid is sized so that one block per SM does the
 // call and a block of the NEXT call (PDL) fits beside it:
@@ -221,12 +222,17 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
   const int KST = KS * KB;        // the k-split of the cluster (<= C)
   const int vw = crank * KS + warp;  // this warp's place in it
 
-  // The cluster's (block's) tiles [t0, t0 + nt) (balanced: counts differ by at most one);
-  // this warp's S chunks (vw, vw + KST, ...; KST <= C so S >= 1) and its L = nt * S items,
-  // item i = (tile - t0) * S + j for chunk vw + j * KST.
+  // The cluster's (block's) nt tiles t0 + i tstep, i < nt (balanced: counts differ by at most
+  // one): with p.tile_interleave blk, blk + G, ... of the G clusters (blocks), so that at any
+  // moment the grid streams neighbouring tiles and neighbouring pieces of the scale and
+  // zero-point rows (v16; docs/kernels/gemv.md), else a contiguous range. This warp's S chunks
+  // (vw, vw + KST, ...; KST <= C so S >= 1) and its L = nt * S items, item i = (tile
+  // number) * S + j for chunk vw + j * KST.
   const int G = static_cast<int>(gridDim.x) / KB, blk = static_cast<int>(blockIdx.x) / KB;
-  const int t0 = static_cast<int>(static_cast<int64_t>(blk) * T / G);
-  const int nt = static_cast<int>(static_cast<int64_t>(blk + 1) * T / G) - t0;
+  const bool inter = p.tile_interleave != 0;
+  const int tstep = inter ? G : 1;
+  const int t0 = inter ? blk : static_cast<int>(static_cast<int64_t>(blk) * T / G);
+  const int nt = inter ? (T - 1 - blk) / G + 1 : static_cast<int>(static_cast<int64_t>(blk + 1) * T / G) - t0;
   const int S = (C - 1 - vw) / KST + 1;
   const int L = nt * S;
 
@@ -306,7 +312,7 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
     it_chunk += KST;
     if (it_chunk >= C) {
       it_chunk = vw;
-      ++it_tile;
+      it_tile += tstep;
     }
   };
 
@@ -776,7 +782,7 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
       int q = 0, rem = o;
       while (rem >= per_tile) rem -= per_tile, ++q;  // q < count <= P: a few steps at most
       const int m = rem / kTileRows, r = rem % kTileRows;
-      const int n = (t0 + first + q) * kTileRows + r;
+      const int n = (t0 + (first + q) * tstep) * kTileRows + r;
       const float* pb = part_tile(buf, q);
       float sum = 0.0f;
       if constexpr (!kCluster) {

@@ -138,10 +138,15 @@ __global__ void __launch_bounds__(kBsMaxWarps * 32, 1) bitserial_gemv_kernel(con
 
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const int S = p.warps, C = p.chunks;
-  const int base_tiles = p.tiles / static_cast<int>(gridDim.x), extra = p.tiles % static_cast<int>(gridDim.x);
+  // The block's nt tiles t0 + i tstep (balanced): with p.tile_interleave bid, bid + G, ... of
+  // the G blocks, else a contiguous range (as smxx_gemv.cuh; docs/kernels/gemv.md v16).
+  const int G = static_cast<int>(gridDim.x);
+  const int base_tiles = p.tiles / G, extra = p.tiles % G;
   const int bid = static_cast<int>(blockIdx.x);
-  const int t0 = bid * base_tiles + min(bid, extra);
-  const int nt = base_tiles + (bid < extra ? 1 : 0);
+  const bool inter = p.tile_interleave != 0;
+  const int tstep = inter ? G : 1;
+  const int t0 = inter ? bid : bid * base_tiles + min(bid, extra);
+  const int nt = inter ? (p.tiles - 1 - bid) / G + 1 : base_tiles + (bid < extra ? 1 : 0);
   const int mc = (C - 1 - warp) / S + 1;  // chunks of this warp per tile (S <= C: every warp has one)
   const int L = nt * mc;
   const bool zeros = p.has_zeros != 0, sbf = p.scale_bf16 != 0;
@@ -151,9 +156,9 @@ __global__ void __launch_bounds__(kBsMaxWarps * 32, 1) bitserial_gemv_kernel(con
     uint32_t s[kSlots];
     uint32_t z[kSlots];
   };
-  // Item (tile t0 + tl, chunk warp + ci * S): weights, then its scale / zero entries.
+  // Item (tile t0 + tl tstep, chunk warp + ci * S): weights, then its scale / zero entries.
   auto load = [&](Item& it, int tl, int ci) {
-    const int64_t item = static_cast<int64_t>(t0 + tl) * C + warp + ci * S;
+    const int64_t item = static_cast<int64_t>(t0 + tl * tstep) * C + warp + ci * S;
     const uint4* src = reinterpret_cast<const uint4*>(static_cast<const unsigned char*>(p.w) +
                                                       item * (kBits * kSliceBytes)) + lane;
 #pragma unroll
@@ -164,7 +169,7 @@ __global__ void __launch_bounds__(kBsMaxWarps * 32, 1) bitserial_gemv_kernel(con
       it.w[4 * s + 2] = v.z;
       it.w[4 * s + 3] = v.w;
     }
-    const int64_t e0 = kPerChannel ? static_cast<int64_t>(t0 + tl) * 8 + g : item * kSlots * 8 + g;
+    const int64_t e0 = kPerChannel ? static_cast<int64_t>(t0 + tl * tstep) * 8 + g : item * kSlots * 8 + g;
 #pragma unroll
     for (int sl = 0; sl < kSlots; ++sl) {
       it.s[sl] = ptx::ld_nc_u32(p.scales + e0 + sl * 8);
@@ -307,7 +312,7 @@ __global__ void __launch_bounds__(kBsMaxWarps * 32, 1) bitserial_gemv_kernel(con
       const int ts = idx >> 4, row = idx & 15;
       float sum = 0.0f;
       for (int w = 0; w < S; ++w) sum += buf_part[(ts * S + w) * 16 + row];
-      const int n = (t0 + first + ts) * 16 + row;
+      const int n = (t0 + (first + ts) * tstep) * 16 + row;
       if (n < p.n) {
         if (p.has_bias) sum += detail::load_out(p.bias, n, p.out_dtype);
         detail::store_out(p.y, n, sum, p.out_dtype);
@@ -328,7 +333,7 @@ __global__ void __launch_bounds__(kBsMaxWarps * 32, 1) bitserial_gemv_kernel(con
     int tl = ld_tl, ci = ld_ci;
     for (int i = kU; i < L; ++i) {
       if ((lane & 7) == 0) {
-        const int64_t item = static_cast<int64_t>(t0 + tl) * C + warp + ci * S;
+        const int64_t item = static_cast<int64_t>(t0 + tl * tstep) * C + warp + ci * S;
         const unsigned char* a = static_cast<const unsigned char*>(p.w) + item * (kBits * kSliceBytes) + 16 * lane;
 #pragma unroll
         for (int s = 0; s < kBits; ++s) ptx::prefetch_l2(a + s * kSliceBytes);

@@ -42,6 +42,7 @@ struct BitserialParams {
   int out_dtype = 0;  // GemvOut
   int has_zeros = 0;
   int has_bias = 0;
+  int tile_interleave = 1;  // block b of G owns tiles b, b + G, ... (else a contiguous range)
 };
 
 // Workspace geometry (bytes, each part 256-byte aligned).

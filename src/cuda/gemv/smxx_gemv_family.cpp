@@ -181,6 +181,7 @@ class SmxxGemvImpl final : public detail::GemmImpl {
     p.x_once = launch_.x_mode == gemv::kGemvXOnce ? 1 : 0;
     p.xbuf_offset = launch_.xbuf_offset;
     p.ksplit = launch_.ksplit;
+    p.tile_interleave = launch_.tile_interleave ? 1 : 0;
 
     int current = 0;
     LOWBIT_CUDA_TRY(cudaGetDevice(&current));
@@ -232,6 +233,7 @@ class SmxxGemvImpl final : public detail::GemmImpl {
     p.chunks = static_cast<int>(chunks_);
     p.seg_cols = f.group_size == 0 ? gemv::kXBlock : f.group_size;
     p.warps = bs_launch_.warps;
+    p.tile_interleave = bs_launch_.tile_interleave ? 1 : 0;
     p.x_bf16 = desc_.a.dtype == DType::kBF16 ? 1 : 0;
     p.scale_bf16 = f.scale_dtype == DType::kBF16 ? 1 : 0;
     p.out_dtype = out_kind(desc_.out_dtype);

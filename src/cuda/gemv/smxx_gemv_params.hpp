@@ -89,6 +89,7 @@ struct GemvParams {
   int xbuf_stride = 0;       // bytes of one warp's buffer: m x 512 (x_once: S_max x m x 512)
   int x_once = 0;            // tiled, staged kernels: the warp's chunks staged once (else per item)
   int ksplit = 1;            // blocks of a cluster splitting k (sm_90, launched as clusters of ksplit); 1: none
+  int tile_interleave = 1;   // block (cluster) b of G owns tiles b, b + G, ... (else a contiguous range)
 };
 
 }  // namespace lowbit::gemv

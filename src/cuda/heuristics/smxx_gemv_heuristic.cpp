@@ -179,6 +179,17 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   l.warps = warps;
   l.blocks_per_sm = bps;
   l.ksplit = ksplit;
+  // Which tiles a block owns: b, b + G, ... of the G blocks (the whole grid then streams
+  // neighbouring tiles, and neighbouring 32-byte pieces of every scale and zero-point row, at
+  // any moment) rather than a contiguous range (each block far from the others). Session 23,
+  // H200, same binary, two runs each, Suite-1 sums at m = 1, contiguous / interleaved, us:
+  // W4 g128 f16 39.7 / 38.7 (qkv 6.07 / 5.75, o 5.06 / 4.89, gate_up 17.75 / 17.64, down
+  // 10.83 / 10.43), asym 42.2 / 41.0, bf16 41.6 / 41.0, w8 g128 60.3 / 59.65, w8 per-channel
+  // 58.6 / 58.4, w2 35.9 / 35.45, w3 40.4 / 39.65, w5 48.0 / 47.5, w6 53.6 / 53.25; at m = 8
+  // equal or faster (w8 per-channel 67.45 / 66.05). The clusters splitting k keep the
+  // contiguous ranges: there it was equal or slower (w8 g128 down at m = 1 16.41 / 16.59).
+  l.tile_interleave = ksplit == 1;
+  if (const char* env = std::getenv("LOWBIT_GEMV_INTERLEAVE")) l.tile_interleave = std::atoi(env) != 0;
 
   // Shared memory: [rings][correction tables][partial sums][activation buffers (tiled
   // layout: m x 512 bytes per warp)]; 16-byte multiples.
@@ -297,6 +308,9 @@ BitserialLaunch finish_bitserial_launch(const GemvShape& s, int warps, int block
   BitserialLaunch l;
   l.warps = warps;
   l.grid = grid_of(ceil_div(s.n, kTileRows), blocks_per_sm, gpu);
+  // Interleaved tiles as in choose_gemv_launch (H200, w1 g128 f16 m = 1, contiguous /
+  // interleaved, two runs each: 28.40 / 28.15 us, gate_up 11.77 / 11.65).
+  if (const char* env = std::getenv("LOWBIT_GEMV_INTERLEAVE")) l.tile_interleave = std::atoi(env) != 0;
   return l;
 }
 

@@ -182,6 +182,7 @@ struct GemvLaunch {
   int xbuf_stride = 0;         // bytes of one warp's activation buffer
   int x_mode = 0;              // GemvXMode: how the tiled kernels read the activations
   int ksplit = 1;              // blocks of a cluster splitting k (1: no cluster)
+  bool tile_interleave = true; // block (cluster) b of G owns tiles b, b + G, ... (else a contiguous range)
   std::size_t smem_bytes = 0;  // dynamic shared memory of the launch
 };
 
@@ -190,11 +191,12 @@ struct GemvLaunch {
 // Tuning overrides (tests, the device script): LOWBIT_GEMV_LAUNCH=
 // "warps[,blocks_per_sm[,corr_table]]" (-1 keeps the choice); LOWBIT_GEMV_KSPLIT=<1|2|4>
 // (clusters of blocks splitting k, sm_90, tiled layout with staged activations: 1 never, 2 / 4
-// forced wherever the cluster has a chunk per warp).
+// forced wherever the cluster has a chunk per warp); LOWBIT_GEMV_INTERLEAVE=<0|1> (the tiles
+// of a block interleaved with the other blocks' or a contiguous range).
 GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu);
 
-// The grid: min(tiles, SMs x blocks_per_sm) blocks (capped by what is resident), each a
-// balanced range of tiles; with ksplit > 1, ksplit x min(tiles, max_clusters) blocks
+// The grid: min(tiles, SMs x blocks_per_sm) blocks (capped by what is resident), each with a
+// balanced share of the tiles; with ksplit > 1, ksplit x min(tiles, max_clusters) blocks
 // (max_clusters: the clusters the runtime can keep resident at once). LOWBIT_GEMV_GRID=<blocks>
 // overrides it (rounded down to whole clusters).
 void finish_gemv_launch(GemvLaunch& l, int64_t tiles, int blocks_per_sm, const cuda::GpuSpec& gpu,
@@ -211,6 +213,7 @@ bool gemv_bitserial_chosen(const GemvShape& s);
 struct BitserialLaunch {
   int warps = 8;          // the block's k-split (<= chunks)
   int grid = 0;           // blocks: min(tiles, SMs x resident blocks)
+  bool tile_interleave = true;  // block b of G owns tiles b, b + G, ... (else a contiguous range)
 };
 // Warps per block (LOWBIT_GEMV_BS_WARPS overrides), then the grid from the resident blocks
 // per SM the runtime reports for that block.
