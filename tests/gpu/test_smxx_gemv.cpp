@@ -556,8 +556,8 @@ TEST(smxx_gemv, cluster_k_split) {
 
 // The launch choice for Suite 1's down (k = 14336, n = 4096) on an H200-like GPU (132 SMs,
 // 227 KB of shared memory per block), pinned to the measurements behind it
-// (choose_gemv_launch, docs/kernels/gemv.md v11): one block of 16 warps while the activations
-// fit once (8-bit weights at m <= 2: clusters of 2), then clusters of 2 with the warp count of
+// (choose_gemv_launch, docs/kernels/gemv.md v11, v16): one block of 16 warps while the
+// activations fit once, then clusters of 2 with the warp count of
 // the lightest busiest block among those holding two tiles per phase; without clusters
 // (sm_89-like) the old fallbacks. Host only.
 TEST(smxx_gemv, cluster_launch_follows_measurements) {
@@ -573,7 +573,7 @@ TEST(smxx_gemv, cluster_launch_follows_measurements) {
     return std::to_string(l.warps) + "x" + std::to_string(l.ksplit) + (l.x_mode == gemv::kGemvXOnce ? " once" : " item");
   };
   const char* w4[] = {"16x1 once", "16x1 once", "16x1 once", "16x1 once", "14x2 once", "14x2 once", "14x2 once", "14x2 once"};
-  const char* w8[] = {"16x2 once", "16x2 once", "14x2 once", "14x2 once", "14x2 once", "14x2 once", "10x2 once", "10x2 once"};
+  const char* w8[] = {"16x1 once", "16x1 once", "14x2 once", "14x2 once", "14x2 once", "14x2 once", "10x2 once", "10x2 once"};
   for (int m = 1; m <= 8; ++m) {
     EXPECT_EQ(pick(4, m, true), w4[m - 1]) << "w4 m=" << m;
     EXPECT_EQ(pick(8, m, true), w8[m - 1]) << "w8 m=" << m;
@@ -632,8 +632,7 @@ TEST(smxx_gemv, public_api_selects_gemv) {
     // once (select.cpp gemv_first_long_k), the mixed GEMM above. On a GPU with 227 KB of shared
     // memory per block that is m <= 6 for 4-bit weights (8 warps at m = 6) and m <= 5 for 8-bit;
     // on sm_90 every m up to 8, clusters of blocks splitting k where one block cannot hold
-    // them (4-bit from m = 5, 8-bit from m = 3) and for 8-bit weights at m <= 2
-    // (choose_gemv_launch).
+    // them (4-bit from m = 5, 8-bit from m = 3; choose_gemv_launch).
     Case lk;
     lk.n = 4096, lk.k = 14336;
     const cuda::GpuSpec& gpu = cuda::gpu_spec(0);
@@ -647,7 +646,7 @@ TEST(smxx_gemv, public_api_selects_gemv) {
       const bool once = l.x_mode == gemv::kGemvXOnce;
       if (big_smem) {
         EXPECT_EQ(once, clusters || m <= (bits == 4 ? 6 : 5)) << "w" << bits << " m=" << m;
-        EXPECT_EQ(l.ksplit > 1, clusters && (bits == 8 || m >= 5)) << "w" << bits << " m=" << m;
+        EXPECT_EQ(l.ksplit > 1, clusters && m >= (bits == 8 ? 3 : 5)) << "w" << bits << " m=" << m;
       }
       Gemm g(d, Device::cuda(0));
       EXPECT_EQ(g.kernel_name().rfind(once ? cuda::kSmxxGemvName : "sm80_mixed_gemm", 0), 0u)

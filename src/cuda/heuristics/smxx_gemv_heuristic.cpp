@@ -153,18 +153,13 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
       force_table = c;
     }
   }
-  // 8-bit weights at m <= 2 on long k (k >= 2 n, Suite 1's down): clusters of 2 with 16 warps,
-  // each warp half the chunks of a tile (half the prologue: correction tables and activations
-  // staged after griddepcontrol.wait). Measured on H200, down, us, m = 1 / 2: W8 per-channel
-  // f16 17.16 / 17.39 against one block of 16 warps 17.69 / 18.02 (14 warps per block: 17.68 /
-  // 17.94); not for 4-bit weights (12.78 / 13.12 against 12.57 / 12.82), nor for k = 4096
-  // (qkv, o: 8 warps per block, slower by 0.4-0.9).
-  // (After LOWBIT_GEMV_LAUNCH: the kernel without staged activations has no cluster form, so
-  // a cluster at m <= 2 needs the activations staged once with the final warp count.)
-  if (s.clusters && s.layout == kLayoutTiled && s.bits == 8 && s.m <= 2 && one_block && bps == 1 &&
-      s.k >= 2 * s.n && 2 * static_cast<int64_t>(warps) <= chunks && ks_force == 0 &&
-      std::getenv("LOWBIT_GEMV_XONCE") == nullptr && once_fits(warps, 2))
-    ksplit = 2;
+  // (v11-v15: 8-bit weights at m <= 2 on long k (k >= 2 n, Suite 1's down) ran clusters of 2
+  // with 16 warps, each warp half the chunks of a tile: W8 per-channel f16 down at m = 1 / 2
+  // 17.16 / 17.39 us against one block of 16 warps 17.69 / 18.02. With the tiles interleaved
+  // (v16) one block is faster: H200, same binary, two runs each, clusters of 2 / one block,
+  // m = 1: W8 per-channel 16.47 / 15.39, w8 g128 16.44 / 16.08; m = 2: 16.87 / 15.94, 17.06 /
+  // 17.14. So that rule is gone: clusters only where one block cannot stage the activations
+  // once, above.)
   // Forced (tests, measurements): any one-block launch of the tiled layout whose kernel stages
   // the activations (only those have cluster instantiations: m > 2, or the activations staged
   // once at m <= 2), as long as every warp of the cluster has a chunk.
