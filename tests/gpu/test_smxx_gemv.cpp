@@ -268,6 +268,31 @@ TEST(smxx_gemv, forced_launches) {
   }
 }
 
+// Every format the tiled layout holds (4 and 8 bits x symmetric / integer zeros x every group
+// x {f16, bf16}), in order, as a case with those fields set and the scales in the other dtype
+// every third case; `shape(c, i)` fills the rest of case i. Checks that the GEMV reads the
+// tiled layout, then `more(impl)` (the launch's name), then the result.
+template <typename Shape, typename More>
+void check_tiled_formats(Shape shape, More more) {
+  int i = 0;
+  for (int bits : {4, 8})
+    for (ZeroPoint z : {ZeroPoint::kSymmetric, ZeroPoint::kInteger})
+      for (int gs : kGroups)
+        for (DType act : {DType::kF16, DType::kBF16}) {
+          Case c;
+          c.bits = bits, c.zero = z, c.group = gs, c.act = act, c.out = act;
+          c.scale_dtype = i % 3 == 0 ? (act == DType::kF16 ? DType::kBF16 : DType::kF16) : act;
+          shape(c, i);
+          if (gs > 0 && c.k % gs != 0) c.k += gs - c.k % gs;
+          ++i;
+          const GemmDesc d = desc_of(c);
+          const std::unique_ptr<detail::GemmImpl> impl = cuda::smxx_gemv_make(d, cuda::gpu_spec(0));
+          EXPECT_EQ(impl->weight_layout(), tiled_layout_name(bits)) << d.describe();
+          more(*impl);
+          check_case(c);
+        }
+}
+
 // The mixed GEMMs' tiled layout read in place (f16 / bf16 activations): 4 and 8 bits x
 // symmetric / integer zeros x every group x {f16, bf16}, m cycling through 1..8, scales in
 // the other dtype every third case, f32 output and bias in some; k = 64 (one partial item),
@@ -280,27 +305,16 @@ TEST(smxx_gemv, tiled_layout_every_format) {
   for (int xonce : {1, 0}) {
     std::unique_ptr<ScopedEnv> env;
     if (xonce == 0) env = std::make_unique<ScopedEnv>("LOWBIT_GEMV_XONCE", "0");
-    int i = 0;
-    for (int bits : {4, 8})
-      for (ZeroPoint z : {ZeroPoint::kSymmetric, ZeroPoint::kInteger})
-        for (int gs : kGroups)
-          for (DType act : {DType::kF16, DType::kBF16}) {
-            Case c;
-            c.bits = bits, c.zero = z, c.group = gs, c.act = act;
-            c.out = i % 4 == 3 ? DType::kF32 : act;
-            c.scale_dtype = i % 3 == 0 ? (act == DType::kF16 ? DType::kBF16 : DType::kF16) : act;
-            c.m = 1 + (i * 5) % 8;
-            c.n = 16 * (1 + i % 7);
-            const int64_t ks[] = {64, 320, 768, 1344, 2048};
-            c.k = std::max<int64_t>(ks[i % 5], gs);
-            if (gs > 0 && c.k % gs != 0) c.k += gs - c.k % gs;
-            c.bias = i % 2 == 1;
-            ++i;
-            const GemmDesc d = desc_of(c);
-            const std::unique_ptr<detail::GemmImpl> impl = cuda::smxx_gemv_make(d, cuda::gpu_spec(0));
-            EXPECT_EQ(impl->weight_layout(), tiled_layout_name(bits)) << d.describe();
-            check_case(c);
-          }
+    check_tiled_formats(
+        [](Case& c, int i) {
+          c.out = i % 4 == 3 ? DType::kF32 : c.act;
+          c.m = 1 + (i * 5) % 8;
+          c.n = 16 * (1 + i % 7);
+          const int64_t ks[] = {64, 320, 768, 1344, 2048};
+          c.k = std::max<int64_t>(ks[i % 5], c.group);
+          c.bias = i % 2 == 1;
+        },
+        [](const detail::GemmImpl&) {});
   }
   for (int64_t m = 1; m <= 8; ++m) {  // many tiles per block, Suite-1 like k
     Case c;
@@ -317,26 +331,16 @@ TEST(smxx_gemv, tiled_layout_every_format) {
 TEST(smxx_gemv, tiled_layout_correction_sums) {
   LOWBIT_REQUIRE_GPU();
   ScopedEnv env("LOWBIT_GEMV_LAUNCH", "2");
-  int i = 0;
-  for (int bits : {4, 8})
-    for (ZeroPoint z : {ZeroPoint::kSymmetric, ZeroPoint::kInteger})
-      for (int gs : kGroups)
-        for (DType act : {DType::kF16, DType::kBF16}) {
-          Case c;
-          c.bits = bits, c.zero = z, c.group = gs, c.act = act, c.out = act;
-          c.scale_dtype = i % 3 == 0 ? (act == DType::kF16 ? DType::kBF16 : DType::kF16) : act;
-          c.m = 1 + i % 2;
-          c.n = 48;
-          c.k = 2368;  // 9 chunks and a partial one: 5 and 5 chunks for the two warps
-          if (gs > 0 && c.k % gs != 0) c.k += gs - c.k % gs;
-          ++i;
-          const GemmDesc d = desc_of(c);
-          const std::unique_ptr<detail::GemmImpl> impl = cuda::smxx_gemv_make(d, cuda::gpu_spec(0));
-          EXPECT_EQ(impl->weight_layout(), tiled_layout_name(bits)) << d.describe();
-          EXPECT_NE(impl->name().find("_w2d"), std::string::npos) << impl->name();
-          EXPECT_EQ(impl->name().find("_ci"), std::string::npos) << impl->name();
-          check_case(c);
-        }
+  check_tiled_formats(
+      [](Case& c, int i) {
+        c.m = 1 + i % 2;
+        c.n = 48;
+        c.k = 2368;  // 9 chunks and a partial one: 5 and 5 chunks for the two warps
+      },
+      [](const detail::GemmImpl& impl) {
+        EXPECT_NE(impl.name().find("_w2d"), std::string::npos) << impl.name();
+        EXPECT_EQ(impl.name().find("_ci"), std::string::npos) << impl.name();
+      });
 }
 
 // Tiled weights with act-order are refused with the reason (the mixed GEMM takes them).
