@@ -511,7 +511,8 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
       for (int u0 = 0; u0 < S * M; u0 += 8) {
         uint4 v[8];
         uint32_t dst[8];
-        int j = bj, r = br;
+        const int j0 = bj, r0 = br;  // the batch's first unit
+        int j = j0, r = r0;
 #pragma unroll
         for (int q = 0; q < 8; ++q) {
           if (u0 + q < S * M) {
@@ -533,7 +534,7 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
           // its group (xor butterfly: every lane of a group gets the same bits); the group's
           // first lane writes row r's entries (j, gi, t = r / 2), components r % 2 (row g) and
           // r % 2 + 2 (row g+8): cg = c_row * sum, cx = sum.
-          int jj = u0 / M, rr = u0 % M;
+          int jj = j0, rr = r0;
 #pragma unroll
           for (int q = 0; q < 8; ++q) {
             if (u0 + q < S * M) {
