@@ -163,30 +163,6 @@ TEST(sm90_mixed_gemm, every_format_bf16) {
   sweep(DType::kBF16);
 }
 
-// The shared-memory-operand configurations (dequantized tiles written by a transform
-// warpgroup) on every format, with a tail channel tile (n = 320: 256 + 64), a partial token
-// tile and bias on alternate cases; the heuristic may not pick them for these shapes.
-TEST(sm90_mixed_gemm, smem_configs_every_format) {
-  REQUIRE_SM90A();
-  int i = 0;
-  const std::vector<int64_t> ms = small_mode() ? std::vector<int64_t>{5} : std::vector<int64_t>{5, 130};
-  for (int cfg = 0; cfg < cuda::kSm90MixedConfigCount; ++cfg) {
-    if (!cuda::kSm90MixedConfigs[cfg].smem_w) continue;
-    for (DType t : {DType::kF16, DType::kBF16})
-      for (const IntWeightFormat& f : formats_for(t))
-        for (int64_t m : ms) {
-          Case c;
-          c.f = f;
-          c.m = m;
-          c.n = 320;
-          c.k = 640;
-          c.bias = (i++ % 2) == 0;
-          c.plan = Sm90MixedPlan{cfg, (i % 3) == 0 ? 2 : 1, ""};
-          check_case(c);
-        }
-  }
-}
-
 // Every token tile with several split counts (odd and even k-block counts per split, a
 // split of one k block): the heuristic may pick any of them.
 TEST(sm90_mixed_gemm, every_config_and_split) {
@@ -243,16 +219,6 @@ std::vector<Case> execution_cases() {
   c.plan = Sm90MixedPlan{2, 1, ""};
   c.f = fmt(4, 32, ZeroPoint::kInteger, DType::kBF16);
   c.m = 513;
-  v.push_back(c);
-  // The shared-memory-operand kernel (transform warpgroup, two rings of barriers): one
-  // consumer with split-K, two consumers without.
-  c.plan = Sm90MixedPlan{4, 3, ""};
-  c.f = fmt(4, 128, ZeroPoint::kInteger, DType::kF16);
-  c.m = 70;
-  v.push_back(c);
-  c.plan = Sm90MixedPlan{5, 1, ""};
-  c.f = fmt(8, 0, ZeroPoint::kSymmetric, DType::kBF16);
-  c.m = 200;
   v.push_back(c);
   return v;
 }

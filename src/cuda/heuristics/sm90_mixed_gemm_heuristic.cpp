@@ -41,8 +41,7 @@ Sm90MixedPlan sm90_mixed_gemm_plan(int64_t m, int64_t n, int64_t k, int bits, in
   for (int c = 0; c < kSm90MixedConfigCount; ++c) {
     if (forced_config >= 0 && forced_config < kSm90MixedConfigCount && c != forced_config) continue;
     const Sm90MixedConfig& cfg = kSm90MixedConfigs[c];
-    if (cfg.smem_w && forced_config != c) continue;  // MEASURING: not in the model yet
-    const int64_t tiles = ((m + cfg.block_tokens - 1) / cfg.block_tokens) * ((n + cfg.block_ch - 1) / cfg.block_ch);
+    const int64_t tiles = ((m + cfg.block_tokens - 1) / cfg.block_tokens) * ((n + kSm90MixedBlockCh - 1) / kSm90MixedBlockCh);
     const double kblock_clk = kBlockClk + kClkPerToken * cfg.block_tokens;
     const int max_splits = static_cast<int>(std::min<int64_t>(k_blocks, 16));
     for (int s = 1; s <= max_splits; ++s) {

@@ -121,8 +121,7 @@ __global__ void __launch_bounds__(384, 1)
   constexpr uint32_t kStripBytes = kSm90MixedBlockK * 16 * kBits / 8;  // 512 (4-bit), 1024 (8-bit)
   constexpr uint32_t kWTile = 8 * kStripBytes;
   constexpr uint32_t kStageBytes = kXTile + kWTile;
-  constexpr uint32_t kBlockCh = 128;  // channels of a tile: two consumers of 64
-  constexpr uint32_t kSzBytes = 6 * kBlockCh;  // 2 scale rows (512) + 2 zero rows (256)
+  constexpr uint32_t kSzBytes = kSm90MixedSzBytes;  // 2 scale rows (512) + 2 zero rows (256)
   constexpr int kAcc = kTK / 2;
   // Symmetric zero points z = 2^(bits-1) for both rows of a pair (bytes z(g), z(g+8)).
   constexpr uint32_t kSymZero = (1u << (kBits - 1)) * 0x0101u;
@@ -173,8 +172,8 @@ __global__ void __launch_bounds__(384, 1)
         const uint32_t st = base + s * kStageBytes;
         ptx::tma_load_2d(st + kXTile, &tmap_w, kb * 32 * kBits, un.tile_c * 8, full(s));
         const int grow = p.group_size == 0 ? 0 : (kb * kSm90MixedBlockK) / p.group_size;
-        ptx::tma_load_2d(s_row(s, 0), &tmap_s, un.tile_c * kBlockCh, grow, full(s));
-        if (p.zeros != nullptr) ptx::tma_load_2d(z_row(s, 0), &tmap_z, un.tile_c * kBlockCh, grow, full(s));
+        ptx::tma_load_2d(s_row(s, 0), &tmap_s, un.tile_c * kSm90MixedBlockCh, grow, full(s));
+        if (p.zeros != nullptr) ptx::tma_load_2d(z_row(s, 0), &tmap_z, un.tile_c * kSm90MixedBlockCh, grow, full(s));
       };
       // PDL (session 18): the constants of the first `pre` iterations (at most one per stage:
       // no empty-barrier wait) before griddepcontrol.wait, each stage's bytes announced in

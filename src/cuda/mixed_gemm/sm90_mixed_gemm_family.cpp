@@ -104,24 +104,24 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
         !s.ok())
       return s;
     // w: strips of 16 channels (2 k bits bytes each) as rows of k bits / 2 u32; a box is the
-    // strips of a channel tile x one 64-column k block (32 bits u32 = 128 bits bytes).
+    // 8 strips of a channel tile x one 64-column k block (32 bits u32 = 128 bits bytes).
     if (Status s = encode_tensor_map_2d(&map_w, CU_TENSOR_MAP_DATA_TYPE_UINT32, args.w.data, d_.n / 16,
-                                        d_.k * bits / 2, d_.k * bits * 2, c.block_ch / 16, 32 * bits, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                        d_.k * bits / 2, d_.k * bits * 2, 8, 32 * bits, CU_TENSOR_MAP_SWIZZLE_NONE,
                                         kWho, "the packed weights");
         !s.ok())
       return s;
-    // Scales (groups, n) 16-bit and zero points (groups, n) u8: boxes of the channel tile's
+    // Scales (groups, n) 16-bit and zero points (groups, n) u8: boxes of the channel tile's 128
     // columns x the k block's group rows (two for groups of 32).
     const int64_t groups = f.group_size == 0 ? 1 : d_.k / f.group_size;
     const int sz_rows = f.group_size == 32 ? 2 : 1;
     CUtensorMap map_s{}, map_z{};
     if (Status s = encode_tensor_map_2d(&map_s, CU_TENSOR_MAP_DATA_TYPE_UINT16, args.w.scales, groups, d_.n, d_.n * 2,
-                                        sz_rows, c.block_ch, CU_TENSOR_MAP_SWIZZLE_NONE, kWho, "the weight scales");
+                                        sz_rows, kSm90MixedBlockCh, CU_TENSOR_MAP_SWIZZLE_NONE, kWho, "the weight scales");
         !s.ok())
       return s;
     if (f.zero == ZeroPoint::kInteger) {
       if (Status s = encode_tensor_map_2d(&map_z, CU_TENSOR_MAP_DATA_TYPE_UINT8, args.w.zeros, groups, d_.n, d_.n,
-                                          sz_rows, c.block_ch, CU_TENSOR_MAP_SWIZZLE_NONE, kWho,
+                                          sz_rows, kSm90MixedBlockCh, CU_TENSOR_MAP_SWIZZLE_NONE, kWho,
                                           "the weight zero points");
           !s.ok())
         return s;
@@ -139,7 +139,7 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
     p.k_blocks = static_cast<int>(d_.k / kSm90MixedBlockK);
     p.group_size = f.group_size;
     p.tiles_t = static_cast<int>((d_.m + c.block_tokens - 1) / c.block_tokens);
-    p.tiles_c = static_cast<int>((d_.n + c.block_ch - 1) / c.block_ch);
+    p.tiles_c = static_cast<int>((d_.n + kSm90MixedBlockCh - 1) / kSm90MixedBlockCh);
     p.splits = plan_.splits;
     const int64_t units = int64_t(p.tiles_t) * p.tiles_c * p.splits;
     if (units > (int64_t(1) << 31) - 1) return Status::Fail(std::string(kWho) + "too many tiles (" + d_.describe() + ")");

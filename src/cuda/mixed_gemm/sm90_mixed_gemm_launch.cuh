@@ -8,7 +8,6 @@
 #include "cuda/common/check.hpp"
 #include "cuda/common/launch_attrs.hpp"
 #include "cuda/mixed_gemm/sm90_mixed_gemm.cuh"
-#include "cuda/mixed_gemm/sm90_mixed_gemm_smem.cuh"
 
 namespace lowbit::cuda {
 
@@ -20,28 +19,17 @@ using KernelFn = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMa
 template <typename T, int kBits, int C>
 KernelFn kernel_of() {
   constexpr Sm90MixedConfig c = kSm90MixedConfigs[C];
-  constexpr int kStages = sm90_mixed_stages(c, kBits);
-  static_assert(kStages >= 2, "a configuration needs at least two stages in 227 KB");
-  static_assert(sm90_mixed_smem_bytes(c, kBits) <= kSm90MixedSmemLimit, "a configuration needs more than 227 KB");
-  if constexpr (c.smem_w) {
-    static_assert(c.dec_buffers == 4, "two dequantized tiles per consumer");
-    return &sm90_mixed_gemm_smem_kernel<T, kBits, c.block_ch / 2, c.block_tokens, kStages>;
-  } else {
-    static_assert(c.block_ch == 128, "the register kernel's tile is two consumers of 64 channels");
-    return &sm90_mixed_gemm_kernel<T, kBits, c.block_tokens, kStages>;
-  }
+  static_assert(sm90_mixed_smem_bytes(c, kBits) <= 227 * 1024, "a configuration needs more than 227 KB");
+  return &sm90_mixed_gemm_kernel<T, kBits, c.block_tokens, c.stages>;
 }
 
 template <typename T, int kBits>
 KernelFn kernel_for(int config) {
-  static_assert(kSm90MixedConfigCount == 6, "one line per configuration below");
+  static_assert(kSm90MixedConfigCount == 3, "one line per configuration below");
   switch (config) {
     case 0: return kernel_of<T, kBits, 0>();
     case 1: return kernel_of<T, kBits, 1>();
     case 2: return kernel_of<T, kBits, 2>();
-    case 3: return kernel_of<T, kBits, 3>();
-    case 4: return kernel_of<T, kBits, 4>();
-    case 5: return kernel_of<T, kBits, 5>();
     default: return nullptr;
   }
 }
@@ -62,7 +50,7 @@ Status launch(int config, const CUtensorMap& x, const CUtensorMap& w, const CUte
   if (k == nullptr) return Status::Fail("lowbit: sm90_mixed_gemm: no configuration " + std::to_string(config));
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(static_cast<unsigned>(grid));
-  cfg.blockDim = dim3(static_cast<unsigned>(kSm90MixedThreads));
+  cfg.blockDim = dim3(384);
   cfg.dynamicSmemBytes = static_cast<size_t>(sm90_mixed_smem_bytes(kSm90MixedConfigs[config], kBits));
   cfg.stream = stream;
   cudaLaunchAttribute attr[1] = {pdl_launch_attr()};

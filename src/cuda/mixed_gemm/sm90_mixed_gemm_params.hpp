@@ -12,43 +12,26 @@
 
 namespace lowbit::cuda {
 
-// Two kinds of configuration (docs/kernels/mixed_gemm.md, "sm90_mixed_gemm").
-//
-// Register operand (`smem_w` false, tags c128t*): a CTA tile is 128 output channels (two
-// consumer warpgroups of 64: one wgmma m64 each, the dequantized weights as the register A
-// operand) x `block_tokens` tokens (the wgmma N).
-//
-// Shared-memory operand (`smem_w` true, tags d*): the two consumer warpgroups each
-// dequantize their half of the tile's `block_ch` channels into shared memory and multiply it
-// as the wgmma B operand (N = block_ch / 2 channels) against all `block_tokens` tokens (the
-// wgmma M, one or two wgmmas of 64): many more MACs per instruction at small m than the
-// register form, whose wgmma N is the token count.
-//
-// Both walk k in blocks of 64 columns (one 128-byte row of 16-bit activations = the 128-byte
-// TMA swizzle span; one 4-bit chunk, two 8-bit chunks of the tiled layout).
+// A CTA tile is 128 output channels (two consumer warpgroups of 64: one wgmma m64 each, the
+// dequantized weights as the register A operand) x `block_tokens` tokens (the wgmma N), and
+// walks k in blocks of 64 columns (one 128-byte row of 16-bit activations = the 128-byte TMA
+// swizzle span; one 4-bit chunk, two 8-bit chunks of the tiled layout).
 struct Sm90MixedConfig {
   int block_tokens;
-  int block_ch;     // channels of a CTA tile
-  bool smem_w;      // dequantized weights in shared memory (B operand) instead of registers
-  int max_stages;   // stage ring: this many, or fewer where 227 KB do not hold them
-  int dec_buffers;  // smem_w: dequantized tiles of block_ch / 2 rows x 128 bytes (two per consumer)
+  int stages;
   const char* tag;
 };
 inline constexpr Sm90MixedConfig kSm90MixedConfigs[] = {
-    {64, 128, false, 10, 0, "c128t64"},   // moderate m: more tiles for the SMs, 16 KB stages (8-bit)
-    {128, 128, false, 7, 0, "c128t128"},  // the middle: 24 KB stages (8-bit)
-    {256, 128, false, 5, 0, "c128t256"},  // large m: the fewest activation bytes per flop, 128 accumulators
-    {64, 128, true, 10, 4, "d128t64"},    // small m, few channels (o, down): more tiles than d256t64
-    {64, 256, true, 10, 4, "d256t64"},    // small m: 64 x 128 x 16 per wgmma
-    {128, 256, true, 8, 4, "d256t128"},   // two wgmmas per decoded fragment, 128 accumulators
+    {64, 10, "c128t64"},   // moderate m: more tiles for the SMs, 16 KB stages (8-bit)
+    {128, 7, "c128t128"},  // the middle: 24 KB stages (8-bit)
+    {256, 5, "c128t256"},  // large m: the fewest activation bytes per flop, 128 accumulators
 };
 inline constexpr int kSm90MixedConfigCount = sizeof(kSm90MixedConfigs) / sizeof(kSm90MixedConfigs[0]);
 inline constexpr int kSm90MixedBlockK = 64;
-// Per stage, the k block's scale and zero rows of the channel tile (up to two groups: 2 x ch
-// x 2 bytes of scales, 2 x ch bytes of zero points), loaded by the TMA with the tiles.
-inline constexpr int sm90_mixed_sz_bytes(const Sm90MixedConfig& c) { return 6 * c.block_ch; }
-// Threads of a CTA: the producer warpgroup and two consumers.
-inline constexpr int kSm90MixedThreads = 384;
+inline constexpr int kSm90MixedBlockCh = 128;
+// Per stage, the k block's scale and zero rows of the channel tile (up to two groups: 2 x 128
+// x 2 bytes of scales, 2 x 128 bytes of zero points), loaded by the TMA with the tiles.
+inline constexpr int kSm90MixedSzBytes = 768;
 
 struct Sm90MixedParams {
   const void* scales;     // (groups, n) in the activation dtype, the tiled layout's pair order
@@ -59,44 +42,30 @@ struct Sm90MixedParams {
   int m, n, k;
   int k_blocks;           // k / 64
   int group_size;         // 32, 64, 128; 0 = per-channel (applied in fp32 after the k loop)
-  int tiles_t, tiles_c;   // token tiles (ceil(m / block_tokens)), channel tiles (ceil(n / block_ch))
+  int tiles_t, tiles_c;   // token tiles (ceil(m / block_tokens)), channel tiles (ceil(n / 128))
   int splits;
   int sz_rows;            // scale / zero rows per k block: 2 for groups of 32, else 1
   int units;              // tiles_t * tiles_c * splits, walked by the persistent CTAs
 };
 
 // Bytes of one stage: the activation tile (block_tokens rows of 128 bytes) and the weight
-// tile (block_ch / 16 strips x 64 columns x bits).
+// tile (8 strips x 64 columns x bits).
 inline constexpr int sm90_mixed_stage_bytes(const Sm90MixedConfig& c, int bits) {
-  return c.block_tokens * 128 + c.block_ch * kSm90MixedBlockK * bits / 8;
+  return c.block_tokens * 128 + kSm90MixedBlockCh * kSm90MixedBlockK * bits / 8;
 }
-// Shared memory besides the stages: the dequantized tiles, 1024 bytes of slack that align
-// the tiles for the 128-byte swizzle (the full / empty barriers, 16 bytes per stage, are
-// counted with the stages).
-inline constexpr int sm90_mixed_fixed_bytes(const Sm90MixedConfig& c) {
-  return c.dec_buffers * (c.block_ch / 2) * 128 + 1024;
-}
-inline constexpr int kSm90MixedSmemLimit = 227 * 1024;
-// Stages of configuration c at this weight width: max_stages, or as many as fit.
-inline constexpr int sm90_mixed_stages(const Sm90MixedConfig& c, int bits) {
-  const int fit = (kSm90MixedSmemLimit - sm90_mixed_fixed_bytes(c)) /
-                  (sm90_mixed_stage_bytes(c, bits) + sm90_mixed_sz_bytes(c) + 16);
-  return fit < c.max_stages ? fit : c.max_stages;
-}
-// Shared memory of configuration c. At most 227 KB.
+// Shared memory of configuration c: stages, their full / empty barriers, 1024 bytes of slack
+// that align the tiles for the 128-byte swizzle. At most 227 KB.
 inline constexpr int sm90_mixed_smem_bytes(const Sm90MixedConfig& c, int bits) {
-  return sm90_mixed_stages(c, bits) * (sm90_mixed_stage_bytes(c, bits) + sm90_mixed_sz_bytes(c) + 16) +
-         sm90_mixed_fixed_bytes(c);
+  return c.stages * (sm90_mixed_stage_bytes(c, bits) + kSm90MixedSzBytes) + c.stages * 16 + 1024;
 }
 
 // The kernels of one (activation dtype, bits) pair (sm90_mixed_gemm_{f16,bf16}_w{4,8}.cu).
 // prepare(): raise the kernel's dynamic shared-memory limit on the current device.
-// launch(): one persistent launch of `grid` CTAs of kSm90MixedThreads threads. The maps:
-// x = the activations (m rows, k columns, 16-bit), boxes of (block_tokens rows, 64 columns),
-// 128-byte swizzle; w = the tiled weights as (n / 16 strips, 8 k bits u32 per strip), boxes of
-// (block_ch / 16 strips, 32 bits u32), no swizzle; s = the scales (groups rows, n columns,
-// 16-bit), boxes of (sz_rows, block_ch); z = the zero points (groups, n, u8), boxes of
-// (sz_rows, block_ch), unused when symmetric.
+// launch(): one persistent launch of `grid` CTAs of 384 threads. The maps: x = the activations
+// (m rows, k columns, 16-bit), boxes of (block_tokens rows, 64 columns), 128-byte swizzle;
+// w = the tiled weights as (n / 16 strips, 8 k bits u32 per strip), boxes of (8 strips,
+// 32 bits u32), no swizzle; s = the scales (groups rows, n columns, 16-bit), boxes of (sz_rows,
+// 128); z = the zero points (groups, n, u8), boxes of (sz_rows, 128), unused when symmetric.
 struct Sm90MixedKernels {
   Status (*prepare)(int config);
   // `pdl`: as a programmatic dependent launch (the first stages' weights, scales and zero
