@@ -1,8 +1,6 @@
 // The low-bit GEMV for decode: y[m, n] = x[m, k] * dequant(W)[n, k]^T (+ bias), m = 1..8,
 // 1..8-bit weights in the gemv layout (smxx_gemv_layout.hpp), f16 / bf16 activations
-// through mma.m16n8k16 or int8 activations through mma.m16n8k32, fp32 (int32) accumulation;
-// m = 9..16 for 4- and 8-bit weights in the tiled layout with f16 / bf16 activations (kWide:
-// two batch blocks of 8 rows, two mma per decoded A fragment; session 25).
+// through mma.m16n8k16 or int8 activations through mma.m16n8k32, fp32 (int32) accumulation.
 // Design and measurements: docs/kernels/gemv.md (v6).
 //
 // Work decomposition (v6, "k-split warps"). A block of `warps` warps owns a balanced share
@@ -68,10 +66,6 @@
 #include "cuda/ptx/prmt.cuh"
 #include "cuda/ptx/smxx_config.hpp"
 #include "cuda/ptx/st_shared.cuh"
-
-#ifndef LOWBIT_GEMV_WIDE_CHAINS
-#define LOWBIT_GEMV_WIDE_CHAINS 2
-#endif
 
 namespace lowbit::gemv {
 
@@ -187,7 +181,7 @@ LOWBIT_DEVICE void correction_a(int pair, int h, uint32_t (&a)[4]) {
 // 62.4 against 61.9 / 62.0).
 namespace detail {
 
-template <int kBits, int kAct, int kSlots, int kLayout, bool kStageX, bool kCluster, bool kWide>
+template <int kBits, int kAct, int kSlots, int kLayout, bool kStageX, bool kCluster>
 LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
   static_assert(layout_bits_supported(kBits), "gemv layout widths: 1, 2, 3, 4, 5, 6, 8");
   static_assert(kAct != kActI8 || int8_layout_bits_supported(kBits),
@@ -198,12 +192,6 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
   static_assert(kTiled || !kStageX, "only the tiled layout stages the activations");
   static_assert(kSlots == 1 || kSlots == 2 || kSlots == 4 || kSlots == 8, "slots: 1, 2, 4, 8");
   constexpr bool kInt8 = kAct == kActI8;
-  static_assert(!kWide || (kTiled && kStageX && !kInt8),
-                "m = 9..16 (kWide): the tiled layout with staged f16 / bf16 activations");
-  // Blocks of 8 batch rows (the mma's n = 8): rows 8 nb .. 8 nb + 7 of block nb. kWide (m =
-  // 9..16, session 25): every A fragment (one decode) feeds one mma per block, so the decode,
-  // the weight stream and the scale loads are shared by the 16 rows.
-  constexpr int kNB = kWide ? 2 : 1;
   constexpr int kPPG = kPairs / kSlots;  // pairs per group inside a chunk
   constexpr float kZeroSym = static_cast<float>(1 << (kBits - 1));  // symmetric zero point
   constexpr int kItemBytes = item_weight_bytes(kBits);               // weights of an item
@@ -364,11 +352,8 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
   // outside) are zero, which zeroes both chains' products with the padded weights. int8
   // rows of 4-bit weights are permuted to the column order of the A registers
   // (int8_col_perm(): bytes 0, 2, 1, 3).
-  // Row of batch block nb this lane's B registers hold (kNB = 2: rows 8..15 in block 1).
-  auto x_row_of = [&](int nb) {
-    const int xrow = min(8 * nb + g, M - 1);
-    return static_cast<const unsigned char*>(p.x) + static_cast<int64_t>(xrow) * p.k * kElemBytes;
-  };
+  const int xrow = min(g, M - 1);
+  const unsigned char* x_row = static_cast<const unsigned char*>(p.x) + static_cast<int64_t>(xrow) * p.k * kElemBytes;
   auto load_pair = [&](uint32_t (&b)[4], const unsigned char* src) {
     if constexpr (kInt8) {
       const uint2 v = ptx::ld_nc_v2(reinterpret_cast<const uint2*>(src));
@@ -389,11 +374,11 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
       b[2 * h + 1] = ptx::ld_nc_u32(reinterpret_cast<const uint32_t*>(src + 32 * h + 16));
     }
   };
-  auto load_b = [&](uint32_t (&b)[kPairs][4], int chunk, int nb) {
+  auto load_b = [&](uint32_t (&b)[kPairs][4], int chunk) {
     // A lane's first column: 8 t (gemv layout: 8 consecutive columns per pair) or 2 t (tiled:
     // the mma fragment's pairs); pairs are 32 columns apart in both.
     const int lane_col = kTiled ? 2 * t : 8 * t;
-    const unsigned char* src = x_row_of(nb) + static_cast<int64_t>(chunk * kChunkK + lane_col) * kElemBytes;
+    const unsigned char* src = x_row + static_cast<int64_t>(chunk * kChunkK + lane_col) * kElemBytes;
     auto one = [&](uint32_t (&bp)[4], int pair) {
       if constexpr (kTiled) {
         load_pair_tiled(bp, src + 32 * pair * kElemBytes);
@@ -428,38 +413,27 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
     const int col = chunk * kChunkK + 8 * lane;
     const bool in = col < p.k;
     const unsigned char* src = static_cast<const unsigned char*>(p.x) + static_cast<int64_t>(col) * kElemBytes;
+    uint4 v[8];
 #pragma unroll
-    for (int rb = 0; rb < kNB; ++rb) {  // 8 rows at a time: 8 loads in flight, 32 registers
-      uint4 v[8];
+    for (int r = 0; r < 8; ++r)
+      if (r < M) v[r] = in ? ptx::ld_nc_v4(reinterpret_cast<const uint4*>(src + static_cast<int64_t>(r) * p.k * kElemBytes))
+                           : make_uint4(0u, 0u, 0u, 0u);
 #pragma unroll
-      for (int r = 0; r < 8; ++r)
-        if (8 * rb + r < M)
-          v[r] = in ? ptx::ld_nc_v4(reinterpret_cast<const uint4*>(src + static_cast<int64_t>(8 * rb + r) * p.k * kElemBytes))
-                    : make_uint4(0u, 0u, 0u, 0u);
-#pragma unroll
-      for (int r = 0; r < 8; ++r)
-        if (8 * rb + r < M) ptx::st_shared_v4(dst + (8 * rb + r) * kSliceBytes + 16 * (lane ^ r), v[r]);
-    }
+    for (int r = 0; r < 8; ++r)
+      if (r < M) ptx::st_shared_v4(dst + r * kSliceBytes + 16 * (lane ^ (r & 7)), v[r]);
   };
-  // Batch block nb: this lane's ldmatrix row 8 nb + (lane & 7) (clamped), its matrix q
-  // swizzled by the row, and the addresses of pairs 0, 2, 4, 6 (even) and 1, 3, 5, 7 (odd).
-  uint32_t x_even[kNB], x_odd[kNB];
-#pragma unroll
-  for (int nb = 0; nb < kNB; ++nb) {
-    const int xr = min(8 * nb + (lane & 7), M - 1);
-    const uint32_t xq = static_cast<uint32_t>((lane >> 3) ^ (xr & 7));
-    x_even[nb] = xbuf_s + xr * kSliceBytes + 16 * xq;
-    x_odd[nb] = xbuf_s + xr * kSliceBytes + 16 * (xq ^ 4u);
-  }
-  // Pairs [first, first + count) of batch block nb of the chunk staged at byte offset `at` of
-  // the buffer.
-  auto read_b = [&](uint32_t (&b)[kPairs][4], int first, int count, uint32_t at, int nb) {
+  const int xr = min(lane & 7, M - 1);                           // this lane's ldmatrix row
+  const uint32_t xq = static_cast<uint32_t>((lane >> 3) ^ (xr & 7));  // its matrix q, swizzled
+  const uint32_t x_even = xbuf_s + xr * kSliceBytes + 16 * xq;         // pairs 0, 2, 4, 6
+  const uint32_t x_odd = xbuf_s + xr * kSliceBytes + 16 * (xq ^ 4u);   // pairs 1, 3, 5, 7
+  // Pairs [first, first + count) of the chunk staged at byte offset `at` of the buffer.
+  auto read_b = [&](uint32_t (&b)[kPairs][4], int first, int count, uint32_t at) {
     // Unit of (pair, q) = 4 pair + q; XOR with r & 7 < 8 touches its low 3 bits only:
     // 128 (pair >> 1) + 16 ((4 (pair & 1) + q) ^ r7).
 #pragma unroll
     for (int i = 0; i < count; ++i) {
       const int pair = first + i;
-      ptx::ldmatrix_x4(b[pair], ((pair & 1) ? x_odd[nb] : x_even[nb]) + at + 128 * (pair >> 1));
+      ptx::ldmatrix_x4(b[pair], ((pair & 1) ? x_odd : x_even) + at + 128 * (pair >> 1));
     }
   };
 
@@ -499,8 +473,8 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
     }
   };
 
-  // The warp's correction table: entry (j, gi, nb, t) of chunk vw + j KST, batch block nb,
-  // float4 cg at [e], float4 cx at [S_max * slots * kNB * 4 + e] (section 2).
+  // The warp's correction table: entry (j, gi, t) of chunk vw + j KST, float4 cg at [e], float4
+  // cx at [S_max * slots * 4 + e] (section 2).
   float4* corr = reinterpret_cast<float4*>(smem + p.corr_offset + warp * p.corr_stride);
   const int cx_base = p.corr_stride / kCorrEntryBytes;  // float4 index of the cx half
   const bool table = p.corr_table != 0;
@@ -516,7 +490,7 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
   [[maybe_unused]] constexpr float kCorrHi =
       -(detail::tiled_offset<kBits, kAct>() + detail::tiled_hi_factor<kBits, kAct>() * kZeroSym);
   bool sum_table = false;
-  if constexpr (kStageX && kTiled && !kInt8 && !kWide) {
+  if constexpr (kStageX && kTiled && !kInt8) {
     sum_table = table && p.x_once && M <= 2 && S >= 2;
     if (sum_table) {
       for (int i = lane; i < 2 * S * kSlots * 4; i += 32) corr[i < S * kSlots * 4 ? i : cx_base + i - S * kSlots * 4] = make_float4(0.f, 0.f, 0.f, 0.f);
@@ -555,7 +529,6 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
 #pragma unroll
         for (int q = 0; q < 8; ++q)
           if (u0 + q < S * M) ptx::st_shared_v4(dst[q], v[q]);
-        if constexpr (!kWide) {
         if (sum_table) {
           // The unit's group sums: the lane's 8 columns, then across the 32 / kSlots lanes of
           // its group (xor butterfly: every lane of a group gets the same bits); the group's
@@ -592,42 +565,38 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
             }
           }
         }
-        }
       }
       __syncwarp();
     }
   }
 
-  // 2. The warp's correction table: entry (j, gi, nb, t) of chunk vw + j KST, float4 cg at
-  //    [e], float4 cx at [S_max * slots * kNB * 4 + e]. Lanes of row pair g = 0 write (the
-  //    values do not depend on g); the warp reads its own table only (__syncwarp).
+  // 2. The warp's correction table: entry (j, gi, t) of chunk vw + j KST, float4 cg at
+  //    [e], float4 cx at [S_max * slots * 4 + e]. Lanes of row pair g = 0 write (the values
+  //    do not depend on g); the warp reads its own table only (__syncwarp).
   if (table && !sum_table) {
 #pragma unroll 1
     for (int j = 0; j < S; ++j) {
-#pragma unroll
-      for (int nb = 0; nb < kNB; ++nb) {
-        uint32_t b[kPairs][4];
-        // Staged once (tiled, p.x_once): from the warp's buffer (ldmatrix), not a second pass
-        // over global memory; the prologue then has one global-memory latency, not two (v8).
-        if constexpr (kStageX) {
-          if (p.x_once) {
-            read_b(b, 0, kPairs, static_cast<uint32_t>(j) * x_chunk_bytes, nb);
-          } else {
-            load_b(b, vw + j * KST, nb);
-          }
+      uint32_t b[kPairs][4];
+      // Staged once (tiled, p.x_once): from the warp's buffer (ldmatrix), not a second pass
+      // over global memory; the prologue then has one global-memory latency, not two (v8).
+      if constexpr (kStageX) {
+        if (p.x_once) {
+          read_b(b, 0, kPairs, static_cast<uint32_t>(j) * x_chunk_bytes);
         } else {
-          load_b(b, vw + j * KST, nb);
+          load_b(b, vw + j * KST);
         }
-        issue_rest();
+      } else {
+        load_b(b, vw + j * KST);
+      }
+      issue_rest();
 #pragma unroll
-        for (int gi = 0; gi < kSlots; ++gi) {
-          float4 vg, vx;
-          group_corr(b, gi, vg, vx);
-          if (g == 0) {
-            const int e = ((j * kSlots + gi) * kNB + nb) * 4 + t;
-            corr[e] = vg;
-            corr[cx_base + e] = vx;
-          }
+      for (int gi = 0; gi < kSlots; ++gi) {
+        float4 vg, vx;
+        group_corr(b, gi, vg, vx);
+        if (g == 0) {
+          const int e = (j * kSlots + gi) * 4 + t;
+          corr[e] = vg;
+          corr[cx_base + e] = vx;
         }
       }
     }
@@ -636,7 +605,7 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
 
   issue_rest();
   const bool sbf16 = p.scale_bf16 != 0;
-  float acc[kNB][4] = {};
+  float acc[4] = {0.f, 0.f, 0.f, 0.f};
 
   // 3. One item from ring slot s, chunk `chunk` (the warp's j-th): every group of it. Each
   //    group's steps alternate between two accumulators (h = 0, 1): two independent chains.
@@ -673,8 +642,8 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
       w[4 * s2 + 2] = v.z;
       w[4 * s2 + 3] = v.w;
     }
-    uint32_t b[kNB][kPairs][4];
-    if constexpr (!kStageX) load_b(b[0], chunk, 0);
+    uint32_t b[kPairs][4];
+    if constexpr (!kStageX) load_b(b, chunk);
     const uint32_t* sent = reinterpret_cast<const uint32_t*>(slot + kItemBytes);  // [slot][g]
     const uint32_t* zent = sent + kScaleEntries;
 #pragma unroll
@@ -682,18 +651,13 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
       // Tiled: the B operands come pair by pair from the warp's activation buffer (below),
       // and per-item corrections join the chains there (fewer live registers: with the
       // whole chunk's B live, 8-bit per-channel weights spilled).
-      float4 vg[kNB], vx[kNB];
-#pragma unroll
-      for (int nb = 0; nb < kNB; ++nb) vg[nb] = vx[nb] = make_float4(0.f, 0.f, 0.f, 0.f);
+      float4 vg = make_float4(0.f, 0.f, 0.f, 0.f), vx = vg;
       if constexpr (kTable) {
-#pragma unroll
-        for (int nb = 0; nb < kNB; ++nb) {
-          const int e = ((j * kSlots + gi) * kNB + nb) * 4 + t;
-          vg[nb] = corr[e];
-          vx[nb] = corr[cx_base + e];
-        }
+        const int e = (j * kSlots + gi) * 4 + t;
+        vg = corr[e];
+        vx = corr[cx_base + e];
       } else if constexpr (!kTiled) {
-        group_corr(b[0], gi, vg[0], vx[0]);
+        group_corr(b, gi, vg, vx);
       }
       const uint32_t se = sent[gi * kEntriesPerSlot + g];
       const float slo = detail::half_to_f32(se & 0xFFFFu, sbf16);
@@ -702,13 +666,13 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
       const float shi = detail::half_to_f32(se >> 16, sbf16) * (1.0f / kHiFactor);
 
       if constexpr (kInt8) {
-        const int32_t cx[4] = {__float_as_int(vx[0].x), __float_as_int(vx[0].y), __float_as_int(vx[0].z), __float_as_int(vx[0].w)};
+        const int32_t cx[4] = {__float_as_int(vx.x), __float_as_int(vx.y), __float_as_int(vx.z), __float_as_int(vx.w)};
         int32_t cq[4] = {0, 0, 0, 0};
 #pragma unroll
         for (int pp = 0; pp < kPPG; ++pp) {
           uint32_t a[4];
           int8_pair<kBits>(w, gi * kPPG + pp, a);
-          const uint32_t bb[2] = {b[0][gi * kPPG + pp][0], b[0][gi * kPPG + pp][1]};
+          const uint32_t bb[2] = {b[gi * kPPG + pp][0], b[gi * kPPG + pp][1]};
           ptx::mma_m16n8k32_u8s8(cq, a, bb);
         }
         int izl = static_cast<int>(kZeroSym), izh = izl;
@@ -717,39 +681,23 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
           izl = __float2int_rn(detail::half_to_f32(ze & 0xFFFFu, sbf16));
           izh = __float2int_rn(detail::half_to_f32(ze >> 16, sbf16));
         }
-        acc[0][0] += slo * static_cast<float>(cq[0] - izl * cx[0]);
-        acc[0][1] += slo * static_cast<float>(cq[1] - izl * cx[1]);
-        acc[0][2] += shi * static_cast<float>(cq[2] - izh * cx[2]);
-        acc[0][3] += shi * static_cast<float>(cq[3] - izh * cx[3]);
+        acc[0] += slo * static_cast<float>(cq[0] - izl * cx[0]);
+        acc[1] += slo * static_cast<float>(cq[1] - izl * cx[1]);
+        acc[2] += shi * static_cast<float>(cq[2] - izh * cx[2]);
+        acc[3] += shi * static_cast<float>(cq[3] - izh * cx[3]);
       } else {
         using T = detail::ActT<kAct>;
         constexpr bool kBf16 = kAct == kActBf16;
         // The first chain starts from the correction: it ends at
         // sum (c + q) x - sum (c + z_sym) x = sum (q - z_sym) x.
-        // Per batch block nb (kNB = 2: two mma per A fragment). Chains: two per block when
-        // there is one block (steps h = 0, 1 alternate: independent mma chains), one per block
-        // with two (the blocks' chains are the independent pair; 8 accumulator registers
-        // fewer: with two chains per block the wide kernels spilled more).
-        constexpr int kChains = kNB == 1 ? 2 : LOWBIT_GEMV_WIDE_CHAINS;
-        float cd[kNB][kChains][4];
-        [[maybe_unused]] float cxi[kNB][4];  // tiled, per-item corrections: sum x
-#pragma unroll
-        for (int nb = 0; nb < kNB; ++nb) {
-          cd[nb][0][0] = vg[nb].x, cd[nb][0][1] = vg[nb].y, cd[nb][0][2] = vg[nb].z, cd[nb][0][3] = vg[nb].w;
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            cxi[nb][e] = 0.f;
-            if constexpr (kChains == 2) cd[nb][kChains - 1][e] = 0.f;
-          }
-        }
+        float cd[2][4] = {{vg.x, vg.y, vg.z, vg.w}, {0.f, 0.f, 0.f, 0.f}};
+        [[maybe_unused]] float cxi[4] = {0.f, 0.f, 0.f, 0.f};  // tiled, per-item corrections: sum x
 #pragma unroll
         for (int pp = 0; pp < kPPG; ++pp) {
-          if constexpr (kStageX) {
-#pragma unroll
-            for (int nb = 0; nb < kNB; ++nb) read_b(b[nb], gi * kPPG + pp, 1, x_at, nb);
-          }
+          if constexpr (kStageX) read_b(b, gi * kPPG + pp, 1, x_at);
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
+            const uint32_t bb[2] = {b[gi * kPPG + pp][2 * h], b[gi * kPPG + pp][2 * h + 1]};
             uint32_t a[4];
             if constexpr (kTiled) {
               detail::tiled_step<kBits, kAct>(w, 2 * (gi * kPPG + pp) + h, a);
@@ -760,32 +708,26 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
               a[2] = raw_reg<kBits, kBf16>(w, r0 + 2);
               a[3] = raw_reg<kBits, kBf16>(w, r0 + 3);
             }
-#pragma unroll
-            for (int nb = 0; nb < kNB; ++nb) {
-              const uint32_t bb[2] = {b[nb][gi * kPPG + pp][2 * h], b[nb][gi * kPPG + pp][2 * h + 1]};
-              float (&chain)[4] = cd[nb][kChains == 2 ? h : 0];
-              ptx::mma_m16n8k16<T>(chain, a, bb);
-              if constexpr (kTiled) {
-                if constexpr (!kTable) {  // the correction products in the same chain (group_corr's terms)
-                  uint32_t ac[4];
-                  detail::correction_a<kBits, kAct, kLayout>(gi * kPPG + pp, h, ac);
-                  ptx::mma_m16n8k16<T>(chain, ac, bb);
-                  if (has_zeros) {
-                    const uint32_t one2 = kBf16 ? 0x3F803F80u : 0x3C003C00u;
-                    const uint32_t ones[4] = {one2, one2, one2, one2};
-                    ptx::mma_m16n8k16<T>(cxi[nb], ones, bb);
-                  }
+            ptx::mma_m16n8k16<T>(cd[h], a, bb);
+            if constexpr (kTiled) {
+              if constexpr (!kTable) {  // the correction products in the same chain (group_corr's terms)
+                uint32_t ac[4];
+                detail::correction_a<kBits, kAct, kLayout>(gi * kPPG + pp, h, ac);
+                ptx::mma_m16n8k16<T>(cd[h], ac, bb);
+                if (has_zeros) {
+                  const uint32_t one2 = kBf16 ? 0x3F803F80u : 0x3C003C00u;
+                  const uint32_t ones[4] = {one2, one2, one2, one2};
+                  ptx::mma_m16n8k16<T>(cxi, ones, bb);
                 }
               }
             }
           }
         }
-        if constexpr (kTiled && !kTable) {
-#pragma unroll
-          for (int nb = 0; nb < kNB; ++nb) vx[nb] = make_float4(cxi[nb][0], cxi[nb][1], cxi[nb][2], cxi[nb][3]);
-        }
-        float dlo = 0.f, dhi = 0.f;
+        if constexpr (kTiled)
+          if constexpr (!kTable) vx = make_float4(cxi[0], cxi[1], cxi[2], cxi[3]);
+        float ct[4] = {cd[0][0] + cd[1][0], cd[0][1] + cd[1][1], cd[0][2] + cd[1][2], cd[0][3] + cd[1][3]};
         if (has_zeros) {
+          float dlo, dhi;
           if constexpr (kTiled) {  // u8 zero points of rows g, g+8 (16 bytes per group)
             const uint32_t zz = reinterpret_cast<const uint16_t*>(zent)[gi * kEntriesPerSlot + g];
             dlo = kZeroSym - static_cast<float>(zz & 0xFFu);
@@ -795,25 +737,15 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
             dlo = kZeroSym - detail::half_to_f32(ze & 0xFFFFu, sbf16);
             dhi = kZeroSym - detail::half_to_f32(ze >> 16, sbf16);
           }
+          ct[0] += dlo * vx.x;
+          ct[1] += dlo * vx.y;
+          ct[2] += dhi * vx.z;
+          ct[3] += dhi * vx.w;
         }
-#pragma unroll
-        for (int nb = 0; nb < kNB; ++nb) {
-          float ct[4] = {cd[nb][0][0], cd[nb][0][1], cd[nb][0][2], cd[nb][0][3]};
-          if constexpr (kChains == 2) {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) ct[e] += cd[nb][1][e];
-          }
-          if (has_zeros) {
-            ct[0] += dlo * vx[nb].x;
-            ct[1] += dlo * vx[nb].y;
-            ct[2] += dhi * vx[nb].z;
-            ct[3] += dhi * vx[nb].w;
-          }
-          acc[nb][0] += slo * ct[0];
-          acc[nb][1] += slo * ct[1];
-          acc[nb][2] += shi * ct[2];
-          acc[nb][3] += shi * ct[3];
-        }
+        acc[0] += slo * ct[0];
+        acc[1] += slo * ct[1];
+        acc[2] += shi * ct[2];
+        acc[3] += shi * ct[3];
       }
     }
   };
@@ -825,19 +757,16 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
   auto part_tile = [&](int buf, int slot) { return part + static_cast<int64_t>(buf * P + slot) * KS * M * kTileRows; };
   auto flush = [&](int buf, int slot) {
     float* pw = part_tile(buf, slot) + warp * M * kTileRows;
-#pragma unroll
-    for (int nb = 0; nb < kNB; ++nb) {
-      const int m0 = 8 * nb + 2 * t;
-      if (m0 < M) {
-        pw[m0 * kTileRows + g] = acc[nb][0];
-        pw[m0 * kTileRows + g + 8] = acc[nb][2];
-      }
-      if (m0 + 1 < M) {
-        pw[(m0 + 1) * kTileRows + g] = acc[nb][1];
-        pw[(m0 + 1) * kTileRows + g + 8] = acc[nb][3];
-      }
-      acc[nb][0] = acc[nb][1] = acc[nb][2] = acc[nb][3] = 0.0f;
+    const int m0 = 2 * t;
+    if (m0 < M) {
+      pw[m0 * kTileRows + g] = acc[0];
+      pw[m0 * kTileRows + g + 8] = acc[2];
     }
+    if (m0 + 1 < M) {
+      pw[(m0 + 1) * kTileRows + g] = acc[1];
+      pw[(m0 + 1) * kTileRows + g + 8] = acc[3];
+    }
+    acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;
   };
   // The block (the cluster) sums the `count` tiles of a phase (tiles first.., buffer `buf`),
   // one output (tile, m, row) per thread: each output's parts in the cluster's warp order
@@ -952,14 +881,13 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
 
 }  // namespace detail
 
-template <int kBits, int kAct, int kSlots, int kLayout, bool kStageX, bool kCluster, bool kWide>
-__global__ void __launch_bounds__(kWide ? 32 * kGemvWideMaxWarps : kMaxThreads, kMinBlocks)
-    smxx_gemv_kernel(const __grid_constant__ GemvParams p) {
+template <int kBits, int kAct, int kSlots, int kLayout, bool kStageX, bool kCluster>
+__global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(const __grid_constant__ GemvParams p) {
 #if LOWBIT_HAS_SM80
   if constexpr (kCluster && !LOWBIT_HAS_SM90) {
     LOWBIT_DEVICE_TRAP("smxx_gemv: the k split across a cluster needs sm_90");  // never launched there
   } else {
-    detail::gemv_body<kBits, kAct, kSlots, kLayout, kStageX, kCluster, kWide>(p);
+    detail::gemv_body<kBits, kAct, kSlots, kLayout, kStageX, kCluster>(p);
   }
 #else
   LOWBIT_DEVICE_TRAP("smxx_gemv needs sm_80 or newer");

@@ -55,7 +55,7 @@ int kernel_row(const GemmDesc& d, const GpuSpec& gpu) {
   const gemv::GemvLaunch l = gemv::choose_gemv_launch(shape_of(d, gpu), gpu);
   const bool staged = layout == gemv::kLayoutTiled && l.x_mode != gemv::kGemvXDirect;
   return gemv::find_gemv_kernel(f.bits, act_kind(d.a.dtype), gemv::scale_slots(f.group_size), layout, staged ? 1 : 0,
-                                staged && l.ksplit > 1 ? 1 : 0, d.m > gemv::kGemvMaxM ? 1 : 0);
+                                staged && l.ksplit > 1 ? 1 : 0);
 }
 
 // Raises the kernel's dynamic shared-memory limit to what the device allows (once per
@@ -300,11 +300,7 @@ Status smxx_gemv_can_implement(const GemmDesc& d, const GpuSpec& gpu) {
   auto fail = [&](const std::string& why) { return Status::Fail(std::string(kWho) + why + " (" + d.describe() + ")"); };
   if (d.w.kind != WeightKind::kInt) return fail("takes integer weights, not " + d.w.name());
   const IntWeightFormat& f = d.w.int_format;
-  if (d.m < 1 || d.m > gemv::kGemvWideMaxM)
-    return fail("M=" + std::to_string(d.m) + " is not in 1..16 (the GEMV's batch)");
-  if (d.m > gemv::kGemvMaxM && !reads_tiled(d))
-    return fail("M=" + std::to_string(d.m) + " above 8 takes f16 / bf16 activations and 4- or 8-bit weights the "
-                "tiled layout holds (the GEMV's batch is 1..8 otherwise)");
+  if (d.m < 1 || d.m > 8) return fail("M=" + std::to_string(d.m) + " is not in 1..8 (the GEMV's batch)");
   if (d.a.dtype != DType::kF16 && d.a.dtype != DType::kBF16 && d.a.dtype != DType::kI8)
     return fail(std::string("activations must be f16, bf16 or int8, not ") + dtype_name(d.a.dtype));
   if (d.a.dtype == DType::kI8) {

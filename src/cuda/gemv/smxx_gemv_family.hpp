@@ -1,8 +1,7 @@
 // The "smxx_gemv" kernel family: decode GEMV for m = 1..8 with 1, 2, 3, 4, 5, 6 or 8-bit
 // integer weights in the gemv layout (include/lowbit/pack_gemv.hpp), f16/bf16 activations
 // (any zero-point mode, group 32/64/128 or per-channel) or int8 per-token activations (4-
-// and 8-bit weights), f16/bf16/f32 output, optional bias; m = 9..16 for 4- and 8-bit weights
-// in the tiled layout with f16/bf16 activations (the wide kernels). docs/kernels/gemv.md.
+// and 8-bit weights), f16/bf16/f32 output, optional bias. docs/kernels/gemv.md.
 //
 // Entry points for the family table (families.hpp), and for tests and benchmarks a
 // constructor with a forced launch and the launcher on raw device pointers.
@@ -19,7 +18,7 @@ namespace lowbit::cuda {
 
 inline constexpr const char* kSmxxGemvName = "smxx_gemv";
 inline constexpr const char* kSmxxGemvDescription =
-    "decode GEMV, m <= 8 (<= 16 on the tiled layout): 1-6/8-bit integer weights (any zero point, g32/64/128 or per-channel) "
+    "decode GEMV, m <= 8: 1-6/8-bit integer weights (any zero point, g32/64/128 or per-channel) "
     "x f16/bf16 or int8 activations on mma.sync, one kernel per call; reads the tiled layout in place";
 
 Status smxx_gemv_runs_on(const GpuSpec& gpu);

@@ -16,7 +16,7 @@ template <int kBits, int kRow>
 const void* row_kernel() {
   constexpr GemvKernelRow r = kGemvKernels[kRow];
   if constexpr (r.bits == kBits) {
-    return reinterpret_cast<const void*>(&smxx_gemv_kernel<r.bits, r.act, r.slots, r.layout, r.stage_x != 0, r.cluster != 0, r.wide != 0>);
+    return reinterpret_cast<const void*>(&smxx_gemv_kernel<r.bits, r.act, r.slots, r.layout, r.stage_x != 0, r.cluster != 0>);
   } else {
     return nullptr;
   }

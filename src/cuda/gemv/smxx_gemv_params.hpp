@@ -16,17 +16,6 @@ inline constexpr int kMaxThreads = 32 * kMaxWarps;
 // (docs/kernels/gemv.md, v6 notes).
 inline constexpr int kMinBlocks = 1;
 
-// Batch rows: 1..8 on every kernel (the mma's n = 8); 9..16 on the wide kernels (tiled layout,
-// staged activations), which run two blocks of 8 rows per decoded A fragment.
-inline constexpr int kGemvMaxM = 8;
-inline constexpr int kGemvWideMaxM = 16;
-constexpr int gemv_batch_blocks(int m) { return m > kGemvMaxM ? 2 : 1; }
-// Warps per block of the wide kernels (their __launch_bounds__).
-#ifndef LOWBIT_GEMV_WIDE_WARPS
-#define LOWBIT_GEMV_WIDE_WARPS 12
-#endif
-inline constexpr int kGemvWideMaxWarps = LOWBIT_GEMV_WIDE_WARPS;
-
 // Bytes of one item (one 16-row tile x one 256-column chunk) of weights, and of its scale
 // (zero) entries: slots x 8 entries x 4 bytes (per-channel: the tile's 32 bytes).
 constexpr int item_weight_bytes(int bits) { return bits * 512; }
@@ -80,7 +69,7 @@ struct GemvParams {
   const void* bias = nullptr;       // (n) in the output dtype, or null
   void* y = nullptr;                // output (m, n) row-major, output dtype
 
-  int m = 0;                 // 1..8 (9..16: the wide kernels)
+  int m = 0;                 // 1..8
   int n = 0;
   int k = 0;                 // multiple of 32
   int tiles = 0;             // ceil(n / 16)
@@ -93,7 +82,7 @@ struct GemvParams {
   int has_bias = 0;
   int corr_table = 1;        // corrections kept in a per-warp shared-memory table (else per item)
   int corr_offset = 0;       // bytes: the per-warp correction tables
-  int corr_stride = 0;       // bytes of one warp's table (ceil(chunks / warps) x slots x batch blocks x 4 x 32)
+  int corr_stride = 0;       // bytes of one warp's table (ceil(chunks / warps) x slots x 4 x 32)
   int part_offset = 0;       // bytes: partial sums, 2 x phase_tiles x warps x m x 16 floats
   int phase_tiles = 1;       // tiles between two block barriers (the partial sums of a phase)
   int xbuf_offset = 0;       // bytes: tiled layout, the per-warp activation buffers

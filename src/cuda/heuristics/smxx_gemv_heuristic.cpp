@@ -57,8 +57,7 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   const bool few_tiles = tiles <= static_cast<int64_t>(kGemvFewTilesPerSm) * std::max(1, gpu.sm_count);
   const bool staged = gemv_stages_x(s.layout, s.m);
   const bool one_block = staged || few_tiles;
-  const int max_warps = s.m > kGemvMaxM ? kGemvWideMaxWarps : kMaxWarps;
-  int warps = static_cast<int>(std::min<int64_t>(std::min(one_block ? 16 : 8, max_warps), chunks));
+  int warps = static_cast<int>(std::min<int64_t>(one_block ? 16 : 8, chunks));
   int bps = one_block ? 1 : 2, force_table = -1, ksplit = 1;
   l.depth = ring_depth(s.bits);
   l.slot_bytes = ring_slot_bytes(s.bits, s.slots, s.zeros);
@@ -94,7 +93,7 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   // with `phases` tiles of partial sums per phase.
   auto once_bytes = [&](int w, int ks, int phases) {
     const int64_t s_max = ceil_div(chunks, static_cast<int64_t>(w) * ks);
-    const std::size_t table = static_cast<std::size_t>(s_max) * s.slots * gemv_batch_blocks(s.m) * 4 * kCorrEntryBytes;
+    const std::size_t table = static_cast<std::size_t>(s_max) * s.slots * 4 * kCorrEntryBytes;
     const std::size_t tile_part = static_cast<std::size_t>(w) * s.m * kTileRows * sizeof(float);
     return x_once_bytes(s, s_max, w, ring_per_warp, table) + 2 * (phases - 1) * tile_part;
   };
@@ -122,7 +121,7 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
       int best = 0;
       bool best_two = false;
       int64_t best_load = 0;
-      for (int w = max_warps; w >= 8; w -= 2) {
+      for (int w = 16; w >= 8; w -= 2) {
         if (static_cast<int64_t>(w) * ks > chunks || !once_fits(w, ks)) continue;
         const bool two = two_phase_tiles(w, ks);
         const int64_t load = busiest_block(w, ks);
@@ -149,7 +148,7 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   if (const char* env = std::getenv("LOWBIT_GEMV_LAUNCH")) {
     int w = -1, b = -1, c = -1;
     if (std::sscanf(env, "%d,%d,%d", &w, &b, &c) >= 1) {
-      if (w >= 1 && w <= max_warps) warps = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(w, chunks / ksplit)));
+      if (w >= 1 && w <= kMaxWarps) warps = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(w, chunks / ksplit)));
       if (b >= 1 && b <= 4) bps = b;
       force_table = c;
     }
@@ -191,7 +190,7 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   // layout: m x 512 bytes per warp)]; 16-byte multiples.
   const std::size_t ring_bytes = static_cast<std::size_t>(warps) * l.depth * l.slot_bytes;
   const int64_t s_max = ceil_div(chunks, static_cast<int64_t>(warps) * ksplit);
-  const std::size_t stride = static_cast<std::size_t>(s_max) * s.slots * gemv_batch_blocks(s.m) * 4 * kCorrEntryBytes;
+  const std::size_t stride = static_cast<std::size_t>(s_max) * s.slots * 4 * kCorrEntryBytes;
   // Partial sums: two buffers of one phase (phase_tiles tiles) each.
   const std::size_t tile_part_bytes = static_cast<std::size_t>(warps) * s.m * kTileRows * sizeof(float);
   std::size_t part_bytes = 2 * tile_part_bytes;

@@ -9,7 +9,7 @@
 //   * the packed layout (the gemv layout or the mixed GEMMs' tiled layout): addressing,
 //     bit placement and the order of the activations in the B operand.
 // (The ring depth follows the width: ring_depth(), smxx_gemv_params.hpp.)
-// Run time: m (1..8, the mma's n; 9..16 on the wide kernels: two n = 8 blocks), zero-point mode (symmetric / integer / float), scale
+// Run time: m (1..8, the mma's n), zero-point mode (symmetric / integer / float), scale
 // dtype (f16 / bf16), output dtype, bias, n, k, warps, correction table or per item, grid.
 #pragma once
 
@@ -30,7 +30,6 @@ struct GemvKernelRow {
   int layout = kLayoutGemv;  // GemvLayout: which packed layout the kernel reads
   int stage_x = 0;           // tiled: activations through shared memory (m > kTiledDirectMaxM)
   int cluster = 0;           // tiled, staged: launched as clusters splitting k (sm_90; GemvLaunch::ksplit > 1)
-  int wide = 0;              // tiled, staged: m = 9..16 (two batch blocks of 8 rows per A fragment)
 };
 
 // Tiled layout: the largest m whose kernels read the activations straight from global memory
@@ -132,51 +131,15 @@ inline constexpr GemvKernelRow kGemvKernels[] = {
     {8, kActBf16, 4, "tiled w8 g64 bf16, staged x, cluster", kLayoutTiled, 1, 1},
     {8, kActBf16, 2, "tiled w8 g128 bf16, staged x, cluster", kLayoutTiled, 1, 1},
     {8, kActBf16, 1, "tiled w8 per-channel bf16, staged x, cluster", kLayoutTiled, 1, 1},
-    // m = 9..16 (decode batches above 8; session 25): the staged kernels (one block, or
-    // clusters splitting k) with two mma per decoded A fragment, so that the weights are
-    // streamed and decoded once for 16 batch rows (docs/kernels/gemv.md v17).
-    {4, kActF16, 8, "tiled w4 g32 f16, staged x, m 9..16", kLayoutTiled, 1, 0, 1},
-    {4, kActF16, 4, "tiled w4 g64 f16, staged x, m 9..16", kLayoutTiled, 1, 0, 1},
-    {4, kActF16, 2, "tiled w4 g128 f16, staged x, m 9..16", kLayoutTiled, 1, 0, 1},
-    {4, kActF16, 1, "tiled w4 per-channel f16, staged x, m 9..16", kLayoutTiled, 1, 0, 1},
-    {4, kActBf16, 8, "tiled w4 g32 bf16, staged x, m 9..16", kLayoutTiled, 1, 0, 1},
-    {4, kActBf16, 4, "tiled w4 g64 bf16, staged x, m 9..16", kLayoutTiled, 1, 0, 1},
-    {4, kActBf16, 2, "tiled w4 g128 bf16, staged x, m 9..16", kLayoutTiled, 1, 0, 1},
-    {4, kActBf16, 1, "tiled w4 per-channel bf16, staged x, m 9..16", kLayoutTiled, 1, 0, 1},
-    {8, kActF16, 8, "tiled w8 g32 f16, staged x, m 9..16", kLayoutTiled, 1, 0, 1},
-    {8, kActF16, 4, "tiled w8 g64 f16, staged x, m 9..16", kLayoutTiled, 1, 0, 1},
-    {8, kActF16, 2, "tiled w8 g128 f16, staged x, m 9..16", kLayoutTiled, 1, 0, 1},
-    {8, kActF16, 1, "tiled w8 per-channel f16, staged x, m 9..16", kLayoutTiled, 1, 0, 1},
-    {8, kActBf16, 8, "tiled w8 g32 bf16, staged x, m 9..16", kLayoutTiled, 1, 0, 1},
-    {8, kActBf16, 4, "tiled w8 g64 bf16, staged x, m 9..16", kLayoutTiled, 1, 0, 1},
-    {8, kActBf16, 2, "tiled w8 g128 bf16, staged x, m 9..16", kLayoutTiled, 1, 0, 1},
-    {8, kActBf16, 1, "tiled w8 per-channel bf16, staged x, m 9..16", kLayoutTiled, 1, 0, 1},
-    {4, kActF16, 8, "tiled w4 g32 f16, staged x, cluster, m 9..16", kLayoutTiled, 1, 1, 1},
-    {4, kActF16, 4, "tiled w4 g64 f16, staged x, cluster, m 9..16", kLayoutTiled, 1, 1, 1},
-    {4, kActF16, 2, "tiled w4 g128 f16, staged x, cluster, m 9..16", kLayoutTiled, 1, 1, 1},
-    {4, kActF16, 1, "tiled w4 per-channel f16, staged x, cluster, m 9..16", kLayoutTiled, 1, 1, 1},
-    {4, kActBf16, 8, "tiled w4 g32 bf16, staged x, cluster, m 9..16", kLayoutTiled, 1, 1, 1},
-    {4, kActBf16, 4, "tiled w4 g64 bf16, staged x, cluster, m 9..16", kLayoutTiled, 1, 1, 1},
-    {4, kActBf16, 2, "tiled w4 g128 bf16, staged x, cluster, m 9..16", kLayoutTiled, 1, 1, 1},
-    {4, kActBf16, 1, "tiled w4 per-channel bf16, staged x, cluster, m 9..16", kLayoutTiled, 1, 1, 1},
-    {8, kActF16, 8, "tiled w8 g32 f16, staged x, cluster, m 9..16", kLayoutTiled, 1, 1, 1},
-    {8, kActF16, 4, "tiled w8 g64 f16, staged x, cluster, m 9..16", kLayoutTiled, 1, 1, 1},
-    {8, kActF16, 2, "tiled w8 g128 f16, staged x, cluster, m 9..16", kLayoutTiled, 1, 1, 1},
-    {8, kActF16, 1, "tiled w8 per-channel f16, staged x, cluster, m 9..16", kLayoutTiled, 1, 1, 1},
-    {8, kActBf16, 8, "tiled w8 g32 bf16, staged x, cluster, m 9..16", kLayoutTiled, 1, 1, 1},
-    {8, kActBf16, 4, "tiled w8 g64 bf16, staged x, cluster, m 9..16", kLayoutTiled, 1, 1, 1},
-    {8, kActBf16, 2, "tiled w8 g128 bf16, staged x, cluster, m 9..16", kLayoutTiled, 1, 1, 1},
-    {8, kActBf16, 1, "tiled w8 per-channel bf16, staged x, cluster, m 9..16", kLayoutTiled, 1, 1, 1},
 };
 inline constexpr int kGemvKernelCount = static_cast<int>(sizeof(kGemvKernels) / sizeof(kGemvKernels[0]));
 
-// Index of the row for (bits, act, slots, layout, stage_x, cluster, wide), or -1.
+// Index of the row for (bits, act, slots, layout, stage_x, cluster), or -1.
 constexpr int find_gemv_kernel(int bits, int act, int slots, int layout = kLayoutGemv, int stage_x = 0,
-                               int cluster = 0, int wide = 0) {
+                               int cluster = 0) {
   for (int i = 0; i < kGemvKernelCount; ++i)
     if (kGemvKernels[i].bits == bits && kGemvKernels[i].act == act && kGemvKernels[i].slots == slots &&
-        kGemvKernels[i].layout == layout && kGemvKernels[i].stage_x == stage_x && kGemvKernels[i].cluster == cluster &&
-        kGemvKernels[i].wide == wide)
+        kGemvKernels[i].layout == layout && kGemvKernels[i].stage_x == stage_x && kGemvKernels[i].cluster == cluster)
       return i;
   return -1;
 }
