@@ -19,6 +19,9 @@ namespace lowbit::bench {
 struct Options {
   std::string suite = "all";  // "suite1", "suite2" or "all"
   std::vector<int64_t> m;     // replaces the M list of every suite when not empty
+  // "NxK" each (out_features x in_features): replaces the layers of every suite when not
+  // empty (the sums and geomeans are then over these shapes, and ANCHORS.md does not apply).
+  std::vector<std::string> shapes;
   std::string kernels;        // ECMAScript regex searched in variant names; "" = every variant
   std::string json_path;      // write every record and summary here when not empty
   int reps = 5;               // timed graph replays (GPU) or timed runs (CPU)

@@ -61,7 +61,7 @@ void measure_host_copy(int reps, RunInfo& info) {
 
 void run_cpu_suite(const Options& o, const std::regex& filter, Report& report) {
   const Suite s = Suite::kCpuSmall;
-  const SuiteShapes shapes = suite_shapes(s, o.m);
+  const SuiteShapes shapes = suite_shapes(s, o.m, parse_shapes(o.shapes));
   for (const Variant* v : select_variants(s, filter)) {
     for (const Layer& layer : shapes.layers) {
       HostWeight weight;

@@ -159,10 +159,16 @@ void Report::print_header(std::FILE* f) const {
   }
   std::fprintf(f, "copy bandwidth: %.1f GB/s (%s of %.0f MiB, bytes read + written, median of %zu)\n",
                i.copy_gbps, i.copy_what.c_str(), mib(i.copy_bytes), i.copy_us.size());
+  if (!i.shapes.empty()) {
+    std::string list;
+    for (const std::string& sh : i.shapes) list += (list.empty() ? "" : ", ") + sh;
+    std::fprintf(f, "layers (--shapes, N x K): %s\n", list.c_str());
+  }
 }
 
 void Report::print_suite(std::FILE* f, Suite s) const {
-  std::fprintf(f, "\n== %s: %s ==\n", suite_name(s), suite_title(s));
+  std::fprintf(f, "\n== %s: %s%s ==\n", suite_name(s), suite_title(s),
+               info_.shapes.empty() ? "" : ", its layers replaced by --shapes");
   std::fprintf(f, "speedup = reference us / us on the same run and shape; reference: %s\n",
                reference_text(s));
   std::fprintf(f, "%-20s %-11s %5s %6s %6s %10s %8s %8s %6s %8s %8s %-5s %s\n", "variant", "layer",
@@ -233,10 +239,16 @@ void Report::print_summary(std::FILE* f, Suite s) const {
   const std::vector<std::string> names = variants_of(records_, s);
   const std::vector<int64_t> ms = ms_of(records_, s);
   const bool same_gpu = info_.gpu_name.find(anchors::kGpuName) != std::string::npos;
+  // --shapes replaced the suite's layers: its sums and geomeans are over those shapes, and
+  // the ANCHORS.md figures (measured on the suite's own shapes) are not shown beside them.
+  const bool custom = !info_.shapes.empty();
+  auto no_anchors = [&] {
+    std::fprintf(f, "(the layers were set by --shapes: the ANCHORS.md figures do not apply and are not shown)\n");
+  };
   if (s == Suite::kSuite1 || s == Suite::kCpuSmall) {
     const size_t layers = layer_count(records_, s);
-    std::fprintf(f, "\n== %s summary: sum of the %zu layers, us (one decoder layer's linears) ==\n",
-                 suite_name(s), layers);
+    std::fprintf(f, "\n== %s summary: sum of the %zu layers, us (%s) ==\n", suite_name(s), layers,
+                 custom ? "the --shapes layers" : "one decoder layer's linears");
     std::fprintf(f, "%-26s", "variant");
     for (int64_t m : ms) std::fprintf(f, " %10s", ("M=" + std::to_string(m)).c_str());
     std::fprintf(f, "\n");
@@ -247,6 +259,10 @@ void Report::print_summary(std::FILE* f, Suite s) const {
       std::fprintf(f, "%-26s", name.c_str());
       for (int64_t m : ms) print_value(f, layer_sum(records_, s, name, m, layers), " %10.1f", 11);
       std::fprintf(f, "\n");
+    }
+    if (custom) {
+      no_anchors();
+      return;
     }
     if (s != Suite::kSuite1) return;
     std::fprintf(f, "%s%s:\n", anchors::kSource,
@@ -284,6 +300,10 @@ void Report::print_summary(std::FILE* f, Suite s) const {
     std::fprintf(f, "%-26s %10.1f %5d/%-2d", name.c_str(), g.us, g.shapes, g.total);
     print_value(f, both > 0 ? std::exp(log_sum / both) : kNaN, " %8.2fx", 10);
     std::fprintf(f, "\n");
+  }
+  if (custom) {
+    no_anchors();
+    return;
   }
   std::fprintf(f, "%s%s:\n", anchors::kSource,
                same_gpu ? "" : " -- another kind of GPU than this one: compare with care");
@@ -327,7 +347,7 @@ void Report::write_json(const std::string& path) const {
   j["copy_bandwidth"] = {{"what", i.copy_what}, {"gbps", i.copy_gbps}, {"bytes", i.copy_bytes},
                          {"us", i.copy_us}};
   j["options"] = {{"suites", i.suites}, {"kernels", i.kernels}, {"reps", i.reps},
-                  {"quick", i.quick}, {"check", i.check}};
+                  {"quick", i.quick}, {"check", i.check}, {"shapes", i.shapes}};
   auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
   json records = json::array();
   for (const Record& r : records_) {

@@ -75,6 +75,7 @@ struct RunInfo {
   bool quick = false;
   double min_replay_ms = 50.0;
   bool check = true;
+  std::vector<std::string> shapes;  // --shapes: the layers of every suite replaced (ANCHORS.md does not apply)
 };
 
 class Report {

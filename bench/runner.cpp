@@ -94,7 +94,7 @@ struct LayerOperands {
 
 void run_gpu_suite(GpuBackend& gpu, Suite s, const Options& o, const std::regex& filter,
                    Report& report, bool* stop) {
-  const SuiteShapes shapes = suite_shapes(s, o.m);
+  const SuiteShapes shapes = suite_shapes(s, o.m, parse_shapes(o.shapes));
   const Device device = Device::cuda(gpu.props().device);
   for (const Variant* v : select_variants(s, filter)) {
     const bool cublas = v->runner == Runner::kCublasGemmEx;
@@ -203,6 +203,7 @@ int run(const Options& o) {
   } catch (const std::regex_error& e) {
     throw Error("lowbit: --kernels '" + o.kernels + "' is not a regular expression: " + e.what());
   }
+  (void)parse_shapes(o.shapes);  // bad entries are refused before any work
   std::vector<Suite> suites;
   if (o.suite == "suite1" || o.suite == "all") suites.push_back(Suite::kSuite1);
   if (o.suite == "suite2" || o.suite == "all") suites.push_back(Suite::kSuite2);
@@ -215,6 +216,7 @@ int run(const Options& o) {
   info.quick = o.quick;
   info.min_replay_ms = o.min_replay_ms;
   info.check = o.check;
+  info.shapes = o.shapes;
 
   std::string why_not;
   std::unique_ptr<GpuBackend> gpu = open_gpu_backend(o.device, &why_not);

@@ -1,5 +1,10 @@
 #include "bench/suites.hpp"
 
+#include <cerrno>
+#include <cstdlib>
+
+#include "lowbit/status.hpp"
+
 namespace lowbit::bench {
 
 const char* suite_name(Suite s) {
@@ -36,7 +41,36 @@ const std::vector<int64_t> kCpuM = {1, 16};
 
 }  // namespace
 
-SuiteShapes suite_shapes(Suite s, const std::vector<int64_t>& m_override) {
+std::vector<Layer> parse_shapes(const std::vector<std::string>& specs) {
+  std::vector<Layer> out;
+  for (const std::string& spec : specs) {
+    auto bad = [&](const std::string& why) {
+      return Error("lowbit: --shapes: '" + spec + "' " + why +
+                   " (expected NxK: out_features x in_features, e.g. 7168x16384)");
+    };
+    const size_t x = spec.find_first_of("xX");
+    if (x == std::string::npos) throw bad("has no 'x'");
+    auto number = [&](const std::string& text, const char* what) {
+      if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+        throw bad(std::string("has a ") + what + " that is not a positive integer");
+      errno = 0;
+      const long long v = std::strtoll(text.c_str(), nullptr, 10);
+      if (errno != 0 || v < 1 || v >= (int64_t{1} << 31))
+        throw bad(std::string("has a ") + what + " outside 1 .. 2^31 - 1");
+      return static_cast<int64_t>(v);
+    };
+    const int64_t n = number(spec.substr(0, x), "N");
+    const int64_t k = number(spec.substr(x + 1), "K");
+    const std::string name = "n" + std::to_string(n) + "k" + std::to_string(k);
+    for (const Layer& l : out)  // the summaries count layers by name
+      if (l.name == name) throw bad("repeats an earlier shape");
+    out.push_back({name, n, k});
+  }
+  return out;
+}
+
+SuiteShapes suite_shapes(Suite s, const std::vector<int64_t>& m_override,
+                         const std::vector<Layer>& layer_override) {
   SuiteShapes out{s, {}, {}};
   switch (s) {
     case Suite::kSuite1:
@@ -55,6 +89,7 @@ SuiteShapes suite_shapes(Suite s, const std::vector<int64_t>& m_override) {
       break;
   }
   if (!m_override.empty()) out.ms = m_override;
+  if (!layer_override.empty()) out.layers = layer_override;
   return out;
 }
 

@@ -30,7 +30,14 @@ struct SuiteShapes {
   std::vector<int64_t> ms;  // every layer is timed at every m
 };
 
-// The shapes of a suite; `m_override` (when not empty) replaces its M list.
-SuiteShapes suite_shapes(Suite s, const std::vector<int64_t>& m_override);
+// The shapes of a suite; `m_override` (when not empty) replaces its M list, `layer_override`
+// (when not empty) its layers.
+SuiteShapes suite_shapes(Suite s, const std::vector<int64_t>& m_override,
+                         const std::vector<Layer>& layer_override = {});
+
+// Parses `lowbit bench --shapes` entries, "NxK" each (N = out_features, K = in_features,
+// positive integers below 2^31), into layers named "n<N>k<K>". Throws lowbit::Error naming the
+// entry that is not of that form.
+std::vector<Layer> parse_shapes(const std::vector<std::string>& specs);
 
 }  // namespace lowbit::bench

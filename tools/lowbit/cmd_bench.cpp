@@ -19,6 +19,11 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--m", o->m, "Override the M list of every suite, e.g. --m 1,16,4096")
       ->delimiter(',');
+  cmd->add_option("--shapes", o->shapes,
+                  "Replace the layers of every suite by these NxK weight shapes (out_features x in_features), "
+                  "e.g. --shapes 7168x16384,4096x4096; the sums and geomeans are then over them and the "
+                  "ANCHORS.md figures are not shown")
+      ->delimiter(',');
   cmd->add_option("--kernels", o->kernels,
                   "Regex over variant names; the baselines they are compared to always run");
   cmd->add_option("--json", o->json_path, "Write every record and summary to this JSON file");
