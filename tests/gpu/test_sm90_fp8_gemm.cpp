@@ -212,16 +212,6 @@ TEST(sm90_fp8_gemm, forced_plans) {
   for (int c = 0; c < cuda::kSm90Fp8ConfigCount; ++c)
     for (int splits : {1, 2, 3, 7})
       for (const Mode& mode : {kTensor, kBlock}) (void)run_plan(mode, 70, 320, 7 * 128 - 48, c, splits);
-  // Clusters of 2 tiles sharing W (vertically adjacent) or A (horizontally adjacent): m = 300
-  // is 3 m tiles (sharing W, the second cluster's rank 1 has no rows; sharing A, one CTA's half
-  // of the last A tile lies entirely past m), n = 304 is 3 tiles of 128 columns (sharing A, the
-  // second cluster's rank 1 has no columns; sharing W, one CTA's half of the last W tile lies
-  // entirely past n).
-  for (int c = 0; c < cuda::kSm90Fp8ConfigCount; ++c) {
-    if (cuda::kSm90Fp8Configs[c].cluster == 1) continue;
-    for (int splits : {1, 3})
-      for (const Mode& mode : {kTensor, kRow, kBlock}) (void)run_plan(mode, 300, 304, 9 * 128 + 16, c, splits);
-  }
 }
 
 // Stream-K (the last sk tiles' K iterations cut evenly among the CTAs, a tile shared by

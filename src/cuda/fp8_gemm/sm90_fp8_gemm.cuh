@@ -34,7 +34,6 @@
 #include <type_traits>
 
 #include "cuda/fp8_gemm/sm90_fp8_gemm_params.hpp"
-#include "cuda/ptx/cluster.cuh"
 #include "cuda/ptx/cp_async_bulk.cuh"
 #include "cuda/ptx/cvta.cuh"
 #include "cuda/ptx/gpu_flag.cuh"
@@ -49,28 +48,16 @@ namespace lowbit::cuda::sm90fp8 {
 
 // The unit -> (tile_m, tile_n, split) map and each split's K-block range, shared by the
 // producer and the consumers (they must agree exactly). With stream-K the units are the
-// tiles after the first sk_tiles (`tile0`). With clusters of kCluster CTAs a unit is one per
-// cluster: CTA `rank` takes m tile kCluster * (its m group) + rank, all of them the same n
-// tile and split (the W tile they share). A rank past the last m tile (tiles_m not a multiple
-// of kCluster) still loads its part of W for the others; its A rows are all past m (the TMA
-// fills zeros) and its output is clipped away.
+// tiles after the first sk_tiles (`tile0`).
 struct Unit {
   int tile_m, tile_n, split, kb_begin, kb_end;
 };
-template <int kCluster = 1, bool kShareA = false>
-__device__ __forceinline__ Unit unit_of(const Sm90Fp8Params& p, int u, int tile0 = 0, int rank = 0) {
+__device__ __forceinline__ Unit unit_of(const Sm90Fp8Params& p, int u, int tile0 = 0) {
   Unit r;
   r.split = u % p.splits;
   const int t = tile0 + u / p.splits;
-  if constexpr (kShareA) {
-    // Clusters sharing the A tile: horizontally adjacent tiles (same m tile), m fastest.
-    r.tile_m = t % p.tiles_m;
-    r.tile_n = (t / p.tiles_m) * kCluster + rank;
-  } else {
-    const int m_groups = (p.tiles_m + kCluster - 1) / kCluster;
-    r.tile_m = (t % m_groups) * kCluster + rank;  // m fastest: CTAs working at once share W tiles in L2
-    r.tile_n = t / m_groups;
-  }
+  r.tile_m = t % p.tiles_m;  // m fastest: CTAs working at once share W tiles in L2
+  r.tile_n = t / p.tiles_m;
   r.kb_begin = static_cast<int>(int64_t(r.split) * p.k_blocks / p.splits);
   r.kb_end = static_cast<int>(int64_t(r.split + 1) * p.k_blocks / p.splits);
   return r;
@@ -120,7 +107,7 @@ __device__ __forceinline__ float2 load_bias2(const void* bias, int col, int bf16
   return __half22float2(reinterpret_cast<const __half2*>(bias)[col / 2]);
 }
 
-template <int kConsumers, int BN, int kStages, bool kBlock, bool kStreamK, int kCluster, bool kShareA>
+template <int kConsumers, int BN, int kStages, bool kBlock, bool kStreamK>
 __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     sm90_fp8_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_w,
                          const __grid_constant__ CUtensorMap tmap_sa, const __grid_constant__ CUtensorMap tmap_out,
@@ -146,59 +133,21 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
   constexpr uint32_t kOutBox = 64 * 128;
   constexpr uint32_t kOutBytes = kConsumers * (BN / 64) * kOutBox;
   const uint32_t out_stage = base + kStages * kStageBytes;
-  float* const sa_smem = reinterpret_cast<float*>(gbase + kStages * kStageBytes + kOutBytes);  // (kStages, BM), block mode
-  const uint32_t bars = out_stage + kOutBytes + (kBlock ? kStages * BM * 4 : 0);
+  float* const sa_smem = reinterpret_cast<float*>(gbase + kStages * kStageBytes + kOutBytes);  // (kStages, BM)
+  const uint32_t bars = out_stage + kOutBytes + kStages * BM * 4;
   auto full = [&](int s) { return bars + 8u * s; };
   auto empty = [&](int s) { return bars + 8u * (kStages + s); };
 
   const int wg = threadIdx.x / 128;
   const int t = threadIdx.x % 128;
-  // Clusters (kCluster = 2): the CTAs of a cluster compute vertically adjacent tiles with the
-  // same W tile; each loads BN / kCluster rows of it with a multicast TMA into every CTA's
-  // stage (and its full barrier), so a stage may be refilled only once the consumers of all
-  // the cluster's CTAs have released it: empty[s] counts the arrivals of every CTA's
-  // consumer warps. A peer's multicast bytes may complete on full[s] before this CTA's
-  // producer announced them (the transaction count goes negative meanwhile; the phase cannot
-  // complete before that arrival).
-  static_assert(kCluster == 1 || kCluster == 2, "clusters of 1 or 2 CTAs");
-  static_assert(kCluster == 1 || !kStreamK, "stream-K is not combined with clusters");
-  static_assert(BN % (8 * kCluster) == 0, "each CTA's part of the W tile must be whole 8-row swizzle atoms");
-  const int rank = kCluster > 1 ? static_cast<int>(ptx::cluster_ctarank()) : 0;
-  const int cluster_id = static_cast<int>(blockIdx.x) / kCluster;
-  const int clusters = static_cast<int>(gridDim.x) / kCluster;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       ptx::mbarrier_init(full(s), 1);
-      ptx::mbarrier_init(empty(s), 4 * kConsumers * kCluster);
+      ptx::mbarrier_init(empty(s), 4 * kConsumers);
     }
     ptx::fence_mbarrier_init();
   }
-  // The peer's barriers must be initialized before this CTA's multicasts and remote arrivals
-  // reach them.
-  if constexpr (kCluster > 1)
-    ptx::cluster_sync();
-  else
-    __syncthreads();
-  // This CTA's part of a stage's W tile: rows [rank * kWPart, +kWPart), multicast to all
-  // (kShareA: the A tile instead, rows [rank * kAPart, +kAPart); each CTA loads its own W).
-  constexpr int kWPart = BN / kCluster;
-  constexpr int kAPart = BM / kCluster;
-  auto load_a = [&](uint32_t st, int kb, int m0, int s) {
-    if constexpr (kCluster == 1 || !kShareA) {
-      ptx::tma_load_2d(st, &tmap_a, kb * BK, m0, full(s));
-    } else {
-      ptx::tma_load_2d_multicast(st + rank * kAPart * BK, &tmap_a, kb * BK, m0 + rank * kAPart, full(s),
-                                 static_cast<uint16_t>((1u << kCluster) - 1));
-    }
-  };
-  auto load_w = [&](uint32_t st, int kb, int n0, int s) {
-    if constexpr (kCluster == 1 || kShareA) {
-      ptx::tma_load_2d(st + kATile, &tmap_w, kb * BK, n0, full(s));
-    } else {
-      ptx::tma_load_2d_multicast(st + kATile + rank * kWPart * BK, &tmap_w, kb * BK, n0 + rank * kWPart, full(s),
-                                 static_cast<uint16_t>((1u << kCluster) - 1));
-    }
-  };
+  __syncthreads();
 
   if (wg == kConsumers) {
     // ---------------- producer ----------------
@@ -218,11 +167,11 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
       // write, after it. Without the attribute the wait returns at once.
       uint32_t pre = 0;
       if constexpr (!kStreamK) {
-        for (int u = cluster_id; u < p.units && pre < static_cast<uint32_t>(kStages); u += clusters) {
-          const Unit un = unit_of<kCluster, kShareA>(p, u, 0, rank);
+        for (int u = blockIdx.x; u < p.units && pre < static_cast<uint32_t>(kStages); u += gridDim.x) {
+          const Unit un = unit_of(p, u);
           for (int kb = un.kb_begin; kb < un.kb_end && pre < static_cast<uint32_t>(kStages); ++kb, ++pre) {
             ptx::mbarrier_arrive_expect_tx(full(static_cast<int>(pre)), kTxBytes);
-            load_w(tiles + pre * kStageBytes, kb, un.tile_n * BN, static_cast<int>(pre));
+            ptx::tma_load_2d(tiles + pre * kStageBytes + kATile, &tmap_w, kb * BK, un.tile_n * BN, full(static_cast<int>(pre)));
           }
         }
       }
@@ -237,9 +186,9 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
           if (it >= pre) {
             if (r > 0) ptx::mbarrier_wait_parity(empty(s), (r - 1) & 1);
             ptx::mbarrier_arrive_expect_tx(full(s), kTxBytes);
-            load_w(st, kb, n0, s);
+            ptx::tma_load_2d(st + kATile, &tmap_w, kb * BK, n0, full(s));
           }
-          load_a(st, kb, m0, s);
+          ptx::tma_load_2d(st, &tmap_a, kb * BK, m0, full(s));
           if constexpr (kBlock) ptx::tma_load_2d(ptx::cvta_shared(sa_smem + s * BM), &tmap_sa, m0, kb, full(s));
         }
       };
@@ -253,13 +202,8 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
         }
         for (int u = blockIdx.x; u < p.units; u += gridDim.x) load_unit(unit_of(p, u, p.sk_tiles));
       } else {
-        for (int u = cluster_id; u < p.units; u += clusters) load_unit(unit_of<kCluster, kShareA>(p, u, 0, rank));
+        for (int u = blockIdx.x; u < p.units; u += gridDim.x) load_unit(unit_of(p, u));
       }
-    }
-    // Stay until the peer is done with this CTA's barriers and shared memory.
-    if constexpr (kCluster > 1) {
-      __syncwarp();
-      ptx::cluster_sync();
     }
     return;
   }
@@ -316,10 +260,7 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     ptx::wgmma_fence_operand(d);
     const int s = static_cast<int>(i % kStages);
     __syncwarp();
-    if (lane == 0) {
-      ptx::mbarrier_arrive(empty(s));
-      if constexpr (kCluster > 1) ptx::mbarrier_arrive_cluster(ptx::mapa_shared(empty(s), static_cast<uint32_t>(rank ^ 1)));
-    }
+    if (lane == 0) ptx::mbarrier_arrive(empty(s));
     if constexpr (kBlock) {
       constexpr int kHiFrom = decltype(hi_from)::value;
       const float s0 = a.x * sw.x, s1 = a.y * sw.x, s0b = a.x * sw.y, s1b = a.y * sw.y;
@@ -595,15 +536,10 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     }
     for (int u = blockIdx.x; u < p.units; u += gridDim.x) compute_unit(unit_of(p, u, p.sk_tiles), -1, false);
   } else {
-    for (int u = cluster_id; u < p.units; u += clusters) compute_unit(unit_of<kCluster, kShareA>(p, u, 0, rank), -1, false);
+    for (int u = blockIdx.x; u < p.units; u += gridDim.x) compute_unit(unit_of(p, u), -1, false);
   }
   // The staging boxes must stay valid until the last TMA store has read them.
   if (t == 0) ptx::tma_store_wait_all();
-  // The peer may still arrive on this CTA's empty barriers and multicast into its stages.
-  if constexpr (kCluster > 1) {
-    __syncwarp();
-    ptx::cluster_sync();
-  }
 #else
   LOWBIT_DEVICE_TRAP("sm90_fp8_gemm_kernel needs sm_90a");
 #endif

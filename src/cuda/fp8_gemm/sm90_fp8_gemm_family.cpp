@@ -44,20 +44,19 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
     bm_ = 64 * c.consumers;
     bn_ = c.block_n;
     consumers_ = c.consumers;
-    cluster_ = c.cluster;
-    share_a_ = c.share_a != 0;
     const int64_t tiles = ((d_.m + bm_ - 1) / bm_) * ((d_.n + bn_ - 1) / bn_);
-    if (plan_.sk_tiles < 0 || plan_.sk_tiles > tiles || (plan_.sk_tiles > 0 && (plan_.splits != 1 || cluster_ > 1)))
+    if (plan_.sk_tiles < 0 || plan_.sk_tiles > tiles || (plan_.sk_tiles > 0 && plan_.splits != 1))
       throw Error(std::string(kWho) + "stream-K tiles must be in 0.." + std::to_string(tiles) +
-                  " with splits == 1 and no clusters, got " + std::to_string(plan_.sk_tiles) + " (splits " +
-                  std::to_string(plan_.splits) + ", " + c.tag + ")");
+                  " with splits == 1, got " + std::to_string(plan_.sk_tiles) + " (splits " +
+                  std::to_string(plan_.splits) + ")");
     // Stream-K's finishers wait for parts of other CTAs: every CTA must be able to be resident
     // at once (one per SM).
     if (plan_.grid < 0 || plan_.grid > gpu.sm_count)
       throw Error(std::string(kWho) + "grid must be in 0.." + std::to_string(gpu.sm_count) + " (the SM count), got " +
                   std::to_string(plan_.grid));
     const int64_t units = plan_.sk_tiles > 0 ? tiles - plan_.sk_tiles + int64_t(plan_.sk_tiles) * k_blocks
-                                             : cluster_units() * plan_.splits;
+                                             : tiles * plan_.splits;
+    grid_ = static_cast<int>(std::min<int64_t>(units, plan_.grid > 0 ? plan_.grid : gpu.sm_count));
     // Programmatic dependent launch, as for sm89_fp8_gemm (the same knob, LOWBIT_FP8_GEMM_PDL=0
     // turns it off; this family only runs with sm_90a code): not with stream-K (the launcher).
     const char* pdl_env = std::getenv("LOWBIT_FP8_GEMM_PDL");
@@ -65,17 +64,9 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
     int current = 0;
     LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
     if (current != device_) LOWBIT_CUDA_CHECK(cudaSetDevice(device_));
-    Status s = sm90_fp8_gemm_prepare(plan_.config, block_);
-    // Clusters: the persistent grid is as many clusters as can be resident at once.
-    int resident = gpu.sm_count / cluster_;
-    if (s.ok() && cluster_ > 1) s = sm90_fp8_gemm_max_clusters(plan_.config, block_, &resident);
+    const Status s = sm90_fp8_gemm_prepare(plan_.config, block_);
     if (current != device_) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
     throw_if_error(s);
-    if (resident < 1)
-      throw Error(std::string(kWho) + "no cluster of " + std::to_string(cluster_) + " CTAs of " + c.tag +
-                  " fits this GPU");
-    const int64_t max_clusters = plan_.grid > 0 ? std::max(1, plan_.grid / cluster_) : resident;
-    grid_ = cluster_ * static_cast<int>(std::min<int64_t>(units, std::min<int64_t>(max_clusters, resident)));
     if (!tensor_map_available()) throw Error(std::string(kWho) + "the driver has no cuTensorMapEncodeTiled");
   }
 
@@ -113,13 +104,11 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
     }
 
     CUtensorMap map_a{}, map_w{}, map_sa{}, map_out{};
-    if (Status s = encode_2d(&map_a, CU_TENSOR_MAP_DATA_TYPE_UINT8, args.a, d_.m, d_.k, d_.k,
-                             share_a_ ? bm_ / cluster_ : bm_, 128,
+    if (Status s = encode_2d(&map_a, CU_TENSOR_MAP_DATA_TYPE_UINT8, args.a, d_.m, d_.k, d_.k, bm_, 128,
                              CU_TENSOR_MAP_SWIZZLE_128B, "A");
         !s.ok())
       return s;
-    // Clusters: each CTA loads bn / cluster rows of the shared W tile (a multicast).
-    if (Status s = encode_2d(&map_w, CU_TENSOR_MAP_DATA_TYPE_UINT8, args.w.data, d_.n, d_.k, d_.k, share_a_ ? bn_ : bn_ / cluster_, 128,
+    if (Status s = encode_2d(&map_w, CU_TENSOR_MAP_DATA_TYPE_UINT8, args.w.data, d_.n, d_.k, d_.k, bn_, 128,
                              CU_TENSOR_MAP_SWIZZLE_128B, "W");
         !s.ok())
       return s;
@@ -146,7 +135,7 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
     p.tiles_m = static_cast<int>((d_.m + bm_ - 1) / bm_);
     p.tiles_n = static_cast<int>((d_.n + bn_ - 1) / bn_);
     p.splits = plan_.splits;
-    const int64_t units = cluster_units() * p.splits - plan_.sk_tiles;
+    const int64_t units = int64_t(p.tiles_m) * p.tiles_n * p.splits - plan_.sk_tiles;
     if (int64_t(p.tiles_m) * p.tiles_n * p.splits > (int64_t(1) << 31) - 1)
       return Status::Fail(std::string(kWho) + "too many tiles (" + d_.describe() + ")");
     p.units = static_cast<int>(units);
@@ -174,12 +163,6 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
   }
 
  private:
-  // Units of whole tiles per split: with clusters, one per cluster of vertically adjacent tiles.
-  int64_t cluster_units() const {
-    const int64_t tiles_m = (d_.m + bm_ - 1) / bm_, tiles_n = (d_.n + bn_ - 1) / bn_;
-    if (share_a_) return tiles_m * ((tiles_n + cluster_ - 1) / cluster_);
-    return (tiles_m + cluster_ - 1) / cluster_ * tiles_n;
-  }
   std::size_t sk_counter_bytes() const {
     return (static_cast<std::size_t>(plan_.sk_tiles) * consumers_ * 4 + 255) / 256 * 256;
   }
@@ -188,8 +171,7 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
   int device_ = 0;
   Sm90Fp8Plan plan_;
   bool block_ = false;
-  int bm_ = 64, bn_ = 128, consumers_ = 1, cluster_ = 1;
-  bool share_a_ = false;
+  int bm_ = 64, bn_ = 128, consumers_ = 1;
   int grid_ = 1;
   bool pdl_ = false;  // programmatic dependent launch
 };

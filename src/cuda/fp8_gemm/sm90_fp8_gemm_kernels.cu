@@ -12,21 +12,15 @@ using KernelFn = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMa
 
 template <int C>
 constexpr bool fits() {
-  return sm90_fp8_smem_bytes(kSm90Fp8Configs[C], false) <= 227 * 1024 &&
-         sm90_fp8_smem_bytes(kSm90Fp8Configs[C], true) <= 227 * 1024;
+  return sm90_fp8_smem_bytes(kSm90Fp8Configs[C]) <= 227 * 1024;
 }
-static_assert(fits<0>() && fits<1>() && fits<2>() && fits<3>() && fits<4>() && fits<5>() && fits<6>() && fits<7>(),
+static_assert(fits<0>() && fits<1>() && fits<2>() && fits<3>(),
               "a configuration needs more than 227 KB of shared memory");
 
 template <int C, bool kBlock, bool kStreamK>
 KernelFn kernel_of() {
   constexpr Sm90Fp8Config c = kSm90Fp8Configs[C];
-  if constexpr (kStreamK && c.cluster > 1) {
-    return nullptr;  // stream-K is not combined with clusters
-  } else {
-    return &sm90fp8::sm90_fp8_gemm_kernel<c.consumers, c.block_n, sm90_fp8_stages(c, kBlock), kBlock, kStreamK,
-                                          c.cluster, c.share_a != 0>;
-  }
+  return &sm90fp8::sm90_fp8_gemm_kernel<c.consumers, c.block_n, c.stages, kBlock, kStreamK>;
 }
 
 template <int C>
@@ -38,16 +32,12 @@ KernelFn kernel_of(bool block, bool stream_k) {
 // Stream-K is a separate instantiation so that the kernels without it are the code they were
 // before it (a shared walk cost them 7% in Suite 2: uniform-register loop state was lost).
 KernelFn kernel_for(int config, bool block, bool stream_k) {
-  static_assert(kSm90Fp8ConfigCount == 8, "one line per configuration below");
+  static_assert(kSm90Fp8ConfigCount == 4, "one line per configuration below");
   switch (config) {
     case 0: return kernel_of<0>(block, stream_k);
     case 1: return kernel_of<1>(block, stream_k);
     case 2: return kernel_of<2>(block, stream_k);
     case 3: return kernel_of<3>(block, stream_k);
-    case 4: return kernel_of<4>(block, stream_k);
-    case 5: return kernel_of<5>(block, stream_k);
-    case 6: return kernel_of<6>(block, stream_k);
-    case 7: return kernel_of<7>(block, stream_k);
     default: return nullptr;
   }
 }
@@ -55,29 +45,12 @@ KernelFn kernel_for(int config, bool block, bool stream_k) {
 }  // namespace
 
 Status sm90_fp8_gemm_prepare(int config, bool block_scaled) {
-  if (config < 0 || config >= kSm90Fp8ConfigCount)
-    return Status::Fail("lowbit: sm90_fp8_gemm: no configuration " + std::to_string(config));
   for (bool stream_k : {false, true}) {
     KernelFn k = kernel_for(config, block_scaled, stream_k);
-    if (k == nullptr) continue;  // no stream-K kernel with clusters
+    if (k == nullptr) return Status::Fail("lowbit: sm90_fp8_gemm: no configuration " + std::to_string(config));
     LOWBIT_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         sm90_fp8_smem_bytes(kSm90Fp8Configs[config], block_scaled)));
+                                         sm90_fp8_smem_bytes(kSm90Fp8Configs[config])));
   }
-  return Status::Ok();
-}
-
-Status sm90_fp8_gemm_max_clusters(int config, bool block_scaled, int* clusters) {
-  KernelFn k = kernel_for(config, block_scaled, false);
-  if (k == nullptr) return Status::Fail("lowbit: sm90_fp8_gemm: no configuration " + std::to_string(config));
-  const Sm90Fp8Config& c = kSm90Fp8Configs[config];
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(static_cast<unsigned>(c.cluster));
-  cfg.blockDim = dim3(static_cast<unsigned>((c.consumers + 1) * 128));
-  cfg.dynamicSmemBytes = static_cast<size_t>(sm90_fp8_smem_bytes(c, block_scaled));
-  cudaLaunchAttribute attr[1] = {cluster_launch_attr(static_cast<unsigned>(c.cluster), 1, 1)};
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  LOWBIT_CUDA_TRY(cudaOccupancyMaxActiveClusters(clusters, k, &cfg));
   return Status::Ok();
 }
 
@@ -90,14 +63,11 @@ Status sm90_fp8_gemm_launch(int config, bool block_scaled, const CUtensorMap& a,
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(static_cast<unsigned>(grid));
   cfg.blockDim = dim3(static_cast<unsigned>((c.consumers + 1) * 128));
-  cfg.dynamicSmemBytes = static_cast<size_t>(sm90_fp8_smem_bytes(c, block_scaled));
+  cfg.dynamicSmemBytes = static_cast<size_t>(sm90_fp8_smem_bytes(c));
   cfg.stream = stream;
-  cudaLaunchAttribute attr[2];
-  unsigned n_attr = 0;
-  if (pdl && p.sk_tiles == 0) attr[n_attr++] = pdl_launch_attr();
-  if (c.cluster > 1) attr[n_attr++] = cluster_launch_attr(static_cast<unsigned>(c.cluster), 1, 1);
-  cfg.attrs = n_attr > 0 ? attr : nullptr;
-  cfg.numAttrs = n_attr;
+  cudaLaunchAttribute attr[1] = {pdl_launch_attr()};
+  cfg.attrs = pdl && p.sk_tiles == 0 ? attr : nullptr;
+  cfg.numAttrs = pdl && p.sk_tiles == 0 ? 1u : 0u;
   LOWBIT_CUDA_TRY(cudaLaunchKernelEx(&cfg, k, a, w, sa, out, p));
   return Status::Ok();
 }

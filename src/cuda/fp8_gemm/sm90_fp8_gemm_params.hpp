@@ -13,28 +13,18 @@ namespace lowbit::cuda {
 
 // A compiled configuration: BM = 64 * consumers rows (one consumer warpgroup per 64 rows),
 // BN columns, BK = 128 (one fp8 row of 128 bytes = the 128-byte swizzle span = one scale
-// block of the block mode), `stages` shared-memory stages of A and W tiles (`block_stages` in
-// block mode, whose activation-scale tiles take shared memory too), `cluster` CTAs per
-// thread-block cluster (2: two vertically adjacent tiles share their W tile, each CTA loading
-// half of it for both with a multicast TMA).
+// block of the block mode), `stages` shared-memory stages of A and W tiles.
 struct Sm90Fp8Config {
   int consumers;
   int block_n;
   int stages;
-  int block_stages;
-  int cluster;
-  int share_a;  // clusters: 1 = horizontally adjacent tiles sharing the A tile, 0 = vertical, sharing W
   const char* tag;
 };
 inline constexpr Sm90Fp8Config kSm90Fp8Configs[] = {
-    {1, 128, 8, 8, 1, 0, "m64n128"},   // small m (decode): 24 KB per stage, 192 KB in flight per SM
-    {2, 128, 5, 5, 1, 0, "m128n128"},  // large m: 32 KB per stage, two consumer warpgroups
-    {1, 64, 10, 10, 1, 0, "m64n64"},   // small m and small n (more tiles to spread over the SMs)
-    {2, 192, 4, 4, 1, 0, "m128n192"},  // large m, larger tile: 40 KB per stage, 17% fewer bytes per flop
-    {2, 128, 6, 5, 2, 0, "m128n128c2"},   // m128n128 in clusters of 2 (W multicast), 6 stages
-    {2, 192, 4, 4, 2, 0, "m128n192c2"},   // m128n192 in clusters of 2 (W multicast)
-    {2, 128, 6, 5, 2, 1, "m128n128c2a"},  // m128n128 in clusters of 2 (A multicast), 6 stages
-    {2, 192, 4, 4, 2, 1, "m128n192c2a"},  // m128n192 in clusters of 2 (A multicast)
+    {1, 128, 8, "m64n128"},   // small m (decode): 24 KB per stage, 192 KB in flight per SM
+    {2, 128, 5, "m128n128"},  // large m: 32 KB per stage, two consumer warpgroups
+    {1, 64, 10, "m64n64"},    // small m and small n (more tiles to spread over the SMs)
+    {2, 192, 4, "m128n192"},  // large m, larger tile: 40 KB per stage, 17% fewer bytes per flop
 };
 inline constexpr int kSm90Fp8ConfigCount = sizeof(kSm90Fp8Configs) / sizeof(kSm90Fp8Configs[0]);
 inline constexpr int kSm90Fp8BlockK = 128;
@@ -46,7 +36,7 @@ struct Sm90Fp8Params {
   // The walk (sm90_fp8_gemm.cuh): with stream-K, first the first `sk_tiles` tiles as one run
   // of sk_tiles * k_blocks K iterations cut evenly among the CTAs; then `units` whole-K or
   // split-K units (the tiles after those), CTA b taking units b, b + grid, ...
-  int units;     // ceil(tiles_m / cluster) * tiles_n * splits, or the whole-K tiles after the stream-K ones
+  int units;     // tiles_m * tiles_n * splits, or the whole-K tiles after the stream-K ones
   int sk_tiles;  // 0: no stream-K (then units covers every tile); > 0 needs splits == 1
   int* sk_counters;   // (sk_tiles, consumers) parts stored, zeroed before the launch
   float* sk_partial;  // (grid, 2, BM, BN) fp32 pieces of stream-K tiles (fragment order)
@@ -60,16 +50,11 @@ struct Sm90Fp8Params {
   float* partial;  // splits > 1: (splits, m, n) fp32 partial sums, summed by the reduce kernel
 };
 
-// Stages of configuration `c` in the given mode.
-inline constexpr int sm90_fp8_stages(const Sm90Fp8Config& c, bool block) { return block ? c.block_stages : c.stages; }
-
-// Shared memory bytes of configuration `c` in the given mode (tiles, block mode's
-// activation-scale tiles, the output staging boxes, barriers, the slack that aligns the tiles
-// to 1024 bytes). At most 227 KB.
-inline constexpr int sm90_fp8_smem_bytes(const Sm90Fp8Config& c, bool block) {
-  const int st = sm90_fp8_stages(c, block);
-  return st * (64 * c.consumers + c.block_n) * kSm90Fp8BlockK + (block ? st * 64 * c.consumers * 4 : 0) +
-         c.consumers * c.block_n * 128 + st * 16 + 1024;
+// Shared memory bytes of configuration `c` (tiles, activation-scale tiles, the output
+// staging boxes, barriers, the slack that aligns the tiles to 1024 bytes). At most 227 KB.
+inline constexpr int sm90_fp8_smem_bytes(const Sm90Fp8Config& c) {
+  return c.stages * (64 * c.consumers + c.block_n) * kSm90Fp8BlockK + c.stages * 64 * c.consumers * 4 +
+         c.consumers * c.block_n * 128 + c.stages * 16 + 1024;
 }
 
 // sm90_fp8_gemm_kernels.cu. prepare(): raise the kernel's dynamic shared-memory limit on the
@@ -83,8 +68,5 @@ Status sm90_fp8_gemm_launch(int config, bool block_scaled, const CUtensorMap& a,
                             const CUtensorMap& sa, const CUtensorMap& out, const Sm90Fp8Params& p, int grid,
                             bool pdl, cudaStream_t stream);
 Status sm90_fp8_gemm_reduce(const Sm90Fp8Params& p, cudaStream_t stream);
-// How many clusters of configuration `config` can be resident at once on the current device
-// (cudaOccupancyMaxActiveClusters; for clusters of one CTA, the SM count).
-Status sm90_fp8_gemm_max_clusters(int config, bool block_scaled, int* clusters);
 
 }  // namespace lowbit::cuda

@@ -67,8 +67,6 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count) {
     // Two consumer warpgroups only pay off once both have rows to compute.
     if ((m <= 64) != (cfg.consumers == 1)) continue;
     if (forced >= 0 && c != forced) continue;
-    // The cluster configurations (4..7) are measurement candidates: only when forced.
-    if (forced < 0 && c >= 4) continue;
     const int64_t tiles = ((m + bm - 1) / bm) * ((n + cfg.block_n - 1) / cfg.block_n);
     const double tensor_clk = double(bm) * cfg.block_n * kSm90Fp8BlockK * 2 / kFlopsPerClk;
     const double load_clk = double(std::min<int64_t>(bm, m) + cfg.block_n) * kSm90Fp8BlockK / kLoadBytesPerClk;
@@ -123,7 +121,7 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count) {
   if (sk_mode != 0 && m >= 1024) {
     for (int c = 0; c < kSm90Fp8ConfigCount; ++c) {
       const Sm90Fp8Config& cfg = kSm90Fp8Configs[c];
-      if (cfg.consumers != 2 || cfg.cluster > 1 || c >= 4 || (forced >= 0 && c != forced)) continue;
+      if (cfg.consumers != 2 || (forced >= 0 && c != forced)) continue;
       const int64_t tiles = ((m + 127) / 128) * ((n + cfg.block_n - 1) / cfg.block_n);
       const bool waves_ok = tiles > sm_count && tiles <= 2 * sm_count && tiles - sm_count <= sm_count / 2;
       if (!waves_ok || k_blocks < 32) continue;

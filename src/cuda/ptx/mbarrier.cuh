@@ -40,20 +40,6 @@ LOWBIT_DEVICE void mbarrier_arrive(uint32_t bar) {
       : "memory");
 }
 
-// mbarrier.arrive.shared::cluster.b64 (sm_90): one arrival on an mbarrier of another CTA of
-// the cluster (`cluster_bar` from mapa_shared, cluster.cuh), with the default semantics
-// (release at CTA scope). Enough where the arrival only says that reads which have already
-// completed (e.g. wgmma operands after wgmma.wait_group) are done with a buffer; a
-// .release.cluster arrival would also order this thread's earlier writes for the peer, at
-// the cost of a cluster-scope fence on every call.
-LOWBIT_DEVICE void mbarrier_arrive_cluster(uint32_t cluster_bar) {
-#if LOWBIT_HAS_SM90
-  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(cluster_bar) : "memory");
-#else
-  LOWBIT_DEVICE_TRAP("mbarrier.arrive.shared::cluster needs sm_90");
-#endif
-}
-
 // mbarrier.arrive.expect_tx.shared::cta.b64 (sm_90): one arrival plus `bytes` of expected
 // asynchronous-copy transactions in the current phase.
 LOWBIT_DEVICE void mbarrier_arrive_expect_tx(uint32_t bar, uint32_t bytes) {

@@ -33,24 +33,6 @@ LOWBIT_DEVICE void tma_load_2d(uint32_t smem_dst, const CUtensorMap* map, int32_
 #endif
 }
 
-// The same load with .multicast::cluster: the box is written at the same shared-memory offset
-// `smem_dst` in every CTA of the cluster whose bit is set in `cta_mask` (bit i = rank i), and
-// its bytes complete as transactions on the mbarrier at offset `bar` in each of those CTAs.
-// One L2 read feeds several SMs: CTAs of a cluster that need the same tile each load a part
-// of it for all.
-LOWBIT_DEVICE void tma_load_2d_multicast(uint32_t smem_dst, const CUtensorMap* map, int32_t c0, int32_t c1,
-                                         uint32_t bar, uint16_t cta_mask) {
-#if LOWBIT_HAS_SM90
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-      " [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(smem_dst),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(cta_mask)
-      : "memory");
-#else
-  LOWBIT_DEVICE_TRAP("cp.async.bulk.tensor multicast needs sm_90");
-#endif
-}
-
 // cp.async.bulk.tensor.2d.global.shared::cta.bulk_group: the TMA writes the box at `smem_src`
 // to the tensor at (c0, c1), dropping the parts outside the tensor. Asynchronous: the writes
 // to shared memory that feed it must be made visible to the async proxy first
