@@ -4,7 +4,7 @@
 # the machine's drift falls on both sides, and prints each run's suite summaries last.
 #
 #   tools/dev/env-ab.sh VAR "VALUE..." ROUNDS [bench arguments...]
-#   e.g. tools/dev/env-ab.sh LOWBIT_SM90_MIXED_INTERLEAVE "0 1" 2 --suite suite1 --m 64,256
+#   e.g. tools/dev/env-ab.sh LOWBIT_MIXED_GEMM_PDL "1 0" 2 --suite suite1 --m 64,256
 #
 # LOWBIT (default build-device/lowbit) is the binary; full outputs go to $OUT/ab-<VAR>-<value>-<round>.txt.
 set -uo pipefail
