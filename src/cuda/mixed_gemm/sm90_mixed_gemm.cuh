@@ -47,13 +47,11 @@
 
 #include "cuda/dequant/sm80_tiled_decode.cuh"
 #include "cuda/mixed_gemm/sm90_mixed_gemm_params.hpp"
-#include "cuda/ptx/cluster.cuh"
 #include "cuda/ptx/cvta.cuh"
 #include "cuda/ptx/griddepcontrol.cuh"
 #include "cuda/ptx/ld_shared.cuh"
 #include "cuda/ptx/mbarrier.cuh"
 #include "cuda/ptx/smxx_config.hpp"
-#include "cuda/ptx/st_shared.cuh"
 #include "cuda/ptx/tma.cuh"
 #include "cuda/ptx/wgmma.cuh"
 #include "cuda/ptx/wgmma_rs.cuh"
@@ -76,76 +74,6 @@ __device__ __forceinline__ Unit unit_of(const Sm90MixedParams& p, int u) {
   r.kb_begin = static_cast<int>(int64_t(r.split) * p.k_blocks / p.splits);
   r.kb_end = static_cast<int>(int64_t(r.split + 1) * p.k_blocks / p.splits);
   return r;
-}
-
-// The sequence of units (plain kernel) or segments (cluster kernel) a CTA works through, in
-// the same order for the producer and the consumers.
-//
-// Cluster kernel (kClusterK, p.cluster = S > 1, session 28): the grid is C clusters of S CTAs
-// (C <= tiles). Cluster c owns the whole tiles [c T / C, (c + 1) T / C) (T = tiles_t x
-// tiles_c, the plain walk's tile order: token tile fastest), i.e. I = tiles x k_blocks
-// iterations, and its CTA of rank r takes iterations [r I / S, (r + 1) I / S): a balanced
-// share of k blocks whatever T / C is, so no SM waits for a partial last wave and no split
-// needs a workspace or a second kernel. A CTA's range falls into segments, one per tile it
-// touches: whole tiles, and at most one partial segment at each end. Its FIRST segment, if
-// it starts inside a tile (kb_begin > 0), is a later part of a tile that a lower rank began:
-// its accumulators go to the CTA's shared-memory slot. Its LAST segment, if it ends inside a
-// tile while starting at the tile's first k block, is the tile's first part: after the
-// cluster barrier the CTA adds the slots of the higher ranks holding the rest of that tile,
-// in rank order (= k order: deterministic), and stores the tile.
-//
-// Iterations are numbered over the whole grid (tile x k_blocks + k block; the host checks that
-// they fit 32 bits), so a cursor and its end are the whole walk state: few values stay live
-// across the k loop (with more, ptxas moved the wgmma descriptors out of the uniform
-// registers and the k block slowed down).
-struct Walk {
-  int next, end;  // plain: unit cursor, units (stride gridDim.x); cluster: iteration cursor, end
-};
-// The cluster's first and end iterations, and the first iteration of its rank q (q = S: the
-// cluster's end).
-__device__ __forceinline__ void cluster_range(const Sm90MixedParams& p, int& first, int& iters) {
-  const int S = p.cluster, C = static_cast<int>(gridDim.x) / S, cl = static_cast<int>(blockIdx.x) / S;
-  const int64_t T = int64_t(p.tiles_t) * p.tiles_c;
-  const int tile0 = static_cast<int>(cl * T / C), tile1 = static_cast<int>((cl + 1) * T / C);
-  first = tile0 * p.k_blocks;
-  iters = (tile1 - tile0) * p.k_blocks;
-}
-__device__ __forceinline__ int rank_begin(const Sm90MixedParams& p, int first, int iters, int q) {
-  return first + static_cast<int>(int64_t(iters) * q / p.cluster);
-}
-template <bool kClusterK>
-__device__ __forceinline__ Walk walk_begin(const Sm90MixedParams& p) {
-  Walk w;
-  if constexpr (kClusterK) {
-    int first, iters;
-    cluster_range(p, first, iters);
-    const int r = static_cast<int>(blockIdx.x) % p.cluster;
-    w.next = rank_begin(p, first, iters, r);
-    w.end = rank_begin(p, first, iters, r + 1);
-  } else {
-    w.next = blockIdx.x;
-    w.end = p.units;
-  }
-  return w;
-}
-template <bool kClusterK>
-__device__ __forceinline__ bool walk_next(const Sm90MixedParams& p, Walk& w, Unit& un) {
-  if (w.next >= w.end) return false;
-  if constexpr (kClusterK) {
-    const int tile = w.next / p.k_blocks;
-    const int kb0 = w.next - tile * p.k_blocks;
-    const int kb1 = min(p.k_blocks, kb0 + (w.end - w.next));
-    un.split = 0;
-    un.tile_t = tile % p.tiles_t;
-    un.tile_c = tile / p.tiles_t;
-    un.kb_begin = kb0;
-    un.kb_end = kb1;
-    w.next += kb1 - kb0;
-  } else {
-    un = unit_of(p, w.next);
-    w.next += gridDim.x;
-  }
-  return true;
 }
 
 template <typename T, int TK>
@@ -181,7 +109,7 @@ __device__ __forceinline__ float to_f32(const void* p, int i) {
   else return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
 }
 
-template <typename T, int kBits, int kTK, int kStages, bool kClusterK>
+template <typename T, int kBits, int kTK, int kStages>
 __global__ void __launch_bounds__(384, 1)
     sm90_mixed_gemm_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CUtensorMap tmap_w,
                            const __grid_constant__ CUtensorMap tmap_s, const __grid_constant__ CUtensorMap tmap_z,
@@ -252,9 +180,8 @@ __global__ void __launch_bounds__(384, 1)
       // full; the activation tiles, which the previous kernel may write, after it. Without the
       // launch attribute the wait returns at once.
       uint32_t pre = 0;
-      Walk wp = walk_begin<kClusterK>(p);
-      Unit un;
-      while (pre < static_cast<uint32_t>(kStages) && walk_next<kClusterK>(p, wp, un)) {
+      for (int u = blockIdx.x; u < p.units && pre < static_cast<uint32_t>(kStages); u += gridDim.x) {
+        const Unit un = unit_of(p, u);
         for (int kb = un.kb_begin; kb < un.kb_end && pre < static_cast<uint32_t>(kStages); ++kb, ++pre) {
           ptx::mbarrier_arrive_expect_tx(full(static_cast<int>(pre)), tx);
           load_const(static_cast<int>(pre), un, kb);
@@ -263,8 +190,8 @@ __global__ void __launch_bounds__(384, 1)
       ptx::griddep_launch_dependents();
       ptx::griddep_wait();
       uint32_t it = 0;
-      Walk w = walk_begin<kClusterK>(p);
-      while (walk_next<kClusterK>(p, w, un)) {
+      for (int u = blockIdx.x; u < p.units; u += gridDim.x) {
+        const Unit un = unit_of(p, u);
         for (int kb = un.kb_begin; kb < un.kb_end; ++kb, ++it) {
           const int s = static_cast<int>(it % kStages);
           const uint32_t r = it / kStages;
@@ -276,13 +203,6 @@ __global__ void __launch_bounds__(384, 1)
           ptx::tma_load_2d(base + s * kStageBytes, &tmap_x, kb * kSm90MixedBlockK, un.tile_t * kTK, full(s));
         }
       }
-    }
-    // The cluster kernel: every thread of every CTA takes part in the consumers' two cluster
-    // barriers (partial sums written / read).
-    if constexpr (kClusterK) {
-      __syncwarp();
-      ptx::cluster_sync();
-      ptx::cluster_sync();
     }
     return;
   }
@@ -303,58 +223,13 @@ __global__ void __launch_bounds__(384, 1)
   float acc[kAcc];
   uint32_t a0[4][4], a1[4][4];
   uint32_t it = 0;
-  // The cluster kernel: the tile whose first part is this CTA's last segment, finished after
-  // the loop (-1: none).
-  [[maybe_unused]] int pend_tile = -1;
 
-  // Scale, bias and store of the tile in acc (or its fp32 partial sums for split-K).
-  auto store_tile = [&](const Unit& un) {
+  for (int u = blockIdx.x; u < p.units; u += gridDim.x) {
+    const Unit un = unit_of(p, u);
     const int strip_g = un.tile_c * 8 + strip_in_tile;
-    // Scale and bias loads of strips past n (a 64-channel tail tile) read the last strip's:
+    // Scale / zero loads of strips past n (a 64-channel tail tile) read the last strip's:
     // finite values for channels that are never stored.
     const int64_t pair = int64_t(min(strip_g, strips - 1)) * 16 + 2 * g;  // element of (g, g+8)
-    // acc[4j + 2h + e] = channel 16 strip_g + g + 8h, token 8j + 2tq + e. Lanes g and g ^ 1
-    // (lane ^ 4) hold adjacent channels: each sends the partner the token it does not
-    // store, so every lane writes two adjacent channels of one token (32 bits; 64 for fp32
-    // partials): even g token 8j + 2tq, channels (c, c + 1); odd g token 8j + 2tq + 1,
-    // channels (c - 1, c).
-    const bool single = p.splits == 1;
-    float sc[2] = {1.f, 1.f}, bi[2] = {0.f, 0.f};
-    if (single) {
-      if (gs == 0) tiled::scale_pair_to_f32<T>(__ldg(scales32 + pair / 2), sc[0], sc[1]);
-      if (p.bias != nullptr) {
-        const int ch = min(strip_g, strips - 1) * 16 + g;
-        bi[0] = to_f32<T>(p.bias, ch);
-        bi[1] = to_f32<T>(p.bias, ch + 8);
-      }
-    }
-    const bool odd = (g & 1) != 0;
-    const bool strip_ok = strip_g < strips;
-    const int t0 = un.tile_t * kTK;
-#pragma unroll
-    for (int j = 0; j < kTK / 8; ++j) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const float v0 = fmaf(acc[4 * j + 2 * h], sc[h], bi[h]);
-        const float v1 = fmaf(acc[4 * j + 2 * h + 1], sc[h], bi[h]);
-        const float recv = __shfl_xor_sync(0xffffffffu, odd ? v0 : v1, 4);
-        const int row = t0 + 8 * j + 2 * tq + (odd ? 1 : 0);
-        const int col = strip_g * 16 + g + 8 * h - (odd ? 1 : 0);
-        if (!strip_ok || row >= p.m) continue;
-        const float lo = odd ? recv : v0, hi = odd ? v1 : recv;
-        if (single) {
-          reinterpret_cast<uint32_t*>(p.out)[(int64_t(row) * p.n + col) / 2] = pack2<T>(lo, hi);
-        } else {
-          const int64_t idx = (int64_t(un.split) * p.m + row) * p.n + col;
-          *reinterpret_cast<float2*>(p.partial + idx) = make_float2(lo, hi);
-        }
-      }
-    }
-  };
-
-  Walk walk = walk_begin<kClusterK>(p);
-  Unit un;
-  while (walk_next<kClusterK>(p, walk, un)) {
 #pragma unroll
     for (int i = 0; i < kAcc; ++i) acc[i] = 0.f;
 
@@ -489,61 +364,43 @@ __global__ void __launch_bounds__(384, 1)
     it += nk;
 
     // ---------------- epilogue ----------------
-    if constexpr (kClusterK) {
-      if (un.kb_begin == 0 && un.kb_end == p.k_blocks) {
-        store_tile(un);
-      } else if (un.kb_begin != 0) {
-        // A later part of a tile a lower rank began (this CTA's first segment): to the CTA's
-        // slot of partial sums (after the barriers, 16-byte aligned), float4 q of consumer
-        // thread wg 128 + t at 16 (q 256 + wg 128 + t).
-        const uint32_t slot = bars + 16u * kStages + 16u * (wg * 128 + t);
-#pragma unroll
-        for (int q = 0; q < kAcc / 4; ++q)
-          ptx::st_shared_v4(slot + 16u * (q * 256),
-                            make_uint4(__float_as_uint(acc[4 * q]), __float_as_uint(acc[4 * q + 1]),
-                                       __float_as_uint(acc[4 * q + 2]), __float_as_uint(acc[4 * q + 3])));
-      } else {
-        // The tile's first part, this CTA's last segment: finished after the barrier.
-        pend_tile = un.tile_c * p.tiles_t + un.tile_t;
+    // acc[4j + 2h + e] = channel 16 strip_g + g + 8h, token 8j + 2tq + e. Lanes g and g ^ 1
+    // (lane ^ 4) hold adjacent channels: each sends the partner the token it does not
+    // store, so every lane writes two adjacent channels of one token (32 bits; 64 for fp32
+    // partials): even g token 8j + 2tq, channels (c, c + 1); odd g token 8j + 2tq + 1,
+    // channels (c - 1, c).
+    const bool single = p.splits == 1;
+    float sc[2] = {1.f, 1.f}, bi[2] = {0.f, 0.f};
+    if (single) {
+      if (gs == 0) tiled::scale_pair_to_f32<T>(__ldg(scales32 + pair / 2), sc[0], sc[1]);
+      if (p.bias != nullptr) {
+        const int ch = min(strip_g, strips - 1) * 16 + g;
+        bi[0] = to_f32<T>(p.bias, ch);
+        bi[1] = to_f32<T>(p.bias, ch + 8);
       }
-    } else {
-      store_tile(un);
     }
-  }
-
-  if constexpr (kClusterK) {
-    // Every slot of the cluster is written (release / acquire at cluster scope).
-    ptx::cluster_sync();
-    if (pend_tile >= 0) {
-      // The higher ranks whose first segment lies in this tile hold its later parts, in k
-      // order: acc = ((own + part r+1) + part r+2) + ... Ranks with an empty range hold none.
-      int first, iters;
-      cluster_range(p, first, iters);
-      const int r = static_cast<int>(blockIdx.x) % p.cluster;
-      const int tile_end = (pend_tile + 1) * p.k_blocks;  // the iteration past the tile
-      const uint32_t slot = bars + 16u * kStages + 16u * (wg * 128 + t);
-      for (int q = r + 1; q < p.cluster; ++q) {
-        const int b = rank_begin(p, first, iters, q);
-        if (b >= tile_end) break;
-        if (rank_begin(p, first, iters, q + 1) == b) continue;
-        const uint32_t remote = ptx::mapa_shared(slot, static_cast<uint32_t>(q));
+    const bool odd = (g & 1) != 0;
+    const bool strip_ok = strip_g < strips;
+    const int t0 = un.tile_t * kTK;
 #pragma unroll
-        for (int i = 0; i < kAcc / 4; ++i) {
-          const float4 v = ptx::ld_shared_cluster_f32x4(remote + 16u * (i * 256));
-          acc[4 * i] += v.x;
-          acc[4 * i + 1] += v.y;
-          acc[4 * i + 2] += v.z;
-          acc[4 * i + 3] += v.w;
+    for (int j = 0; j < kTK / 8; ++j) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const float v0 = fmaf(acc[4 * j + 2 * h], sc[h], bi[h]);
+        const float v1 = fmaf(acc[4 * j + 2 * h + 1], sc[h], bi[h]);
+        const float recv = __shfl_xor_sync(0xffffffffu, odd ? v0 : v1, 4);
+        const int row = t0 + 8 * j + 2 * tq + (odd ? 1 : 0);
+        const int col = strip_g * 16 + g + 8 * h - (odd ? 1 : 0);
+        if (!strip_ok || row >= p.m) continue;
+        const float lo = odd ? recv : v0, hi = odd ? v1 : recv;
+        if (single) {
+          reinterpret_cast<uint32_t*>(p.out)[(int64_t(row) * p.n + col) / 2] = pack2<T>(lo, hi);
+        } else {
+          const int64_t idx = (int64_t(un.split) * p.m + row) * p.n + col;
+          *reinterpret_cast<float2*>(p.partial + idx) = make_float2(lo, hi);
         }
       }
-      Unit pend;
-      pend.split = 0;
-      pend.tile_t = pend_tile % p.tiles_t;
-      pend.tile_c = pend_tile / p.tiles_t;
-      store_tile(pend);
     }
-    // A CTA's slot must outlive the other CTAs' reads of it.
-    ptx::cluster_sync();
   }
 #else
   LOWBIT_DEVICE_TRAP("sm90_mixed_gemm_kernel needs sm_90a");

@@ -36,23 +36,6 @@ const Sm90MixedKernels& kernels_for(DType act, int bits) {
   return bits == 4 ? sm90_mixed_gemm_kernels_bf16_w4() : sm90_mixed_gemm_kernels_bf16_w8();
 }
 
-// How many clusters of 2 / 4 / 8 CTAs of the cluster kernel the device keeps resident (the
-// plan's input); zeros where the query fails or nothing fits.
-Sm90MixedResidentClusters resident_clusters(const Sm90MixedKernels& k, int device) {
-  Sm90MixedResidentClusters r{};
-  int current = 0;
-  LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
-  if (current != device) LOWBIT_CUDA_CHECK(cudaSetDevice(device));
-  for (int li = 1; li < 4; ++li) {
-    const int S = 1 << li;
-    int count = 0;
-    if (k.prepare(kSm90MixedClusterConfig, S).ok() && k.resident_clusters(kSm90MixedClusterConfig, S, &count).ok())
-      r[li] = count;
-  }
-  if (current != device) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
-  return r;
-}
-
 class Sm90MixedGemmImpl final : public detail::GemmImpl {
  public:
   Sm90MixedGemmImpl(const GemmDesc& desc, const GpuSpec& gpu, const Sm90MixedPlan& plan)
@@ -64,27 +47,19 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
     if (plan_.splits < 1 || plan_.splits > k_blocks)
       throw Error(std::string(kWho) + "splits must be in 1.." + std::to_string(k_blocks) + ", got " +
                   std::to_string(plan_.splits));
-    if (plan_.cluster != 1 && plan_.cluster != 2 && plan_.cluster != 4 && plan_.cluster != 8)
-      throw Error(std::string(kWho) + "clusters of 1, 2, 4 or 8 CTAs, got " + std::to_string(plan_.cluster));
-    if (plan_.cluster > 1 && (plan_.config != kSm90MixedClusterConfig || plan_.splits != 1))
-      throw Error(std::string(kWho) + "clusters only with configuration " + std::to_string(kSm90MixedClusterConfig) +
-                  " and one split");
     int current = 0;
     LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
     if (current != device_) LOWBIT_CUDA_CHECK(cudaSetDevice(device_));
-    Status s = kernels_->prepare(plan_.config, plan_.cluster);
-    if (s.ok() && plan_.cluster > 1) s = kernels_->resident_clusters(plan_.config, plan_.cluster, &resident_);
+    const Status s = kernels_->prepare(plan_.config);
     if (current != device_) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
     throw_if_error(s);
-    if (plan_.cluster > 1 && resident_ < 1)
-      throw Error(std::string(kWho) + "no cluster of " + std::to_string(plan_.cluster) + " CTAs fits the GPU");
     if (!tensor_map_available()) throw Error(std::string(kWho) + "the driver has no cuTensorMapEncodeTiled");
   }
 
   std::string name() const override {
     return std::string(kSm90MixedGemmName) + "_" + dtype_name(d_.a.dtype) + "_w" +
            std::to_string(d_.w.int_format.bits) + "_" + kSm90MixedConfigs[plan_.config].tag + "_s" +
-           std::to_string(plan_.splits) + (plan_.cluster > 1 ? "_c" + std::to_string(plan_.cluster) + "x" + std::to_string(resident_) : std::string());
+           std::to_string(plan_.splits);
   }
   std::string weight_layout() const override { return tiled_layout_name(d_.w.int_format.bits); }
   std::size_t workspace_size() const override {
@@ -166,16 +141,10 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
     p.tiles_t = static_cast<int>((d_.m + c.block_tokens - 1) / c.block_tokens);
     p.tiles_c = static_cast<int>((d_.n + kSm90MixedBlockCh - 1) / kSm90MixedBlockCh);
     p.splits = plan_.splits;
-    p.cluster = plan_.cluster;
     const int64_t units = int64_t(p.tiles_t) * p.tiles_c * p.splits;
     if (units > (int64_t(1) << 31) - 1) return Status::Fail(std::string(kWho) + "too many tiles (" + d_.describe() + ")");
     p.units = static_cast<int>(units);
-    // Cluster kernel: C = min(resident clusters, tiles) clusters of S CTAs, every cluster at
-    // least one tile; its iteration counts (tiles x k blocks) must fit 32 bits.
-    if (plan_.cluster > 1 && units * p.k_blocks > (int64_t(1) << 31) - 1)
-      return Status::Fail(std::string(kWho) + "too many k blocks for the cluster kernel (" + d_.describe() + ")");
-    const int grid = plan_.cluster > 1 ? static_cast<int>(std::min<int64_t>(resident_, units)) * plan_.cluster
-                                       : static_cast<int>(std::min<int64_t>(units, sm_count_));
+    const int grid = static_cast<int>(std::min<int64_t>(units, sm_count_));
     if (Status s = kernels_->launch(plan_.config, map_x, map_w, map_s, map_z, p, grid, pdl_, st); !s.ok()) return s;
     if (plan_.splits > 1)
       return sm80_mixed_gemm_reduce_splits(d_.a.dtype, p.partial, p.splits, p.m, p.n,
@@ -189,7 +158,6 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
   int sm_count_ = 0;
   bool pdl_ = true;  // uses_pdl()
   Sm90MixedPlan plan_;
-  int resident_ = 0;  // plan_.cluster > 1: clusters the GPU keeps resident at once
   const Sm90MixedKernels* kernels_;
 };
 
@@ -211,10 +179,8 @@ Status sm90_mixed_gemm_can_implement(const GemmDesc& d, const GpuSpec& gpu) {
 }
 
 std::unique_ptr<detail::GemmImpl> sm90_mixed_gemm_make(const GemmDesc& d, const GpuSpec& gpu) {
-  const Sm90MixedResidentClusters resident =
-      resident_clusters(kernels_for(d.a.dtype, d.w.int_format.bits), gpu.device);
   return std::make_unique<Sm90MixedGemmImpl>(
-      d, gpu, sm90_mixed_gemm_plan(d.m, d.n, d.k, d.w.int_format.bits, gpu.sm_count, resident));
+      d, gpu, sm90_mixed_gemm_plan(d.m, d.n, d.k, d.w.int_format.bits, gpu.sm_count));
 }
 
 std::unique_ptr<detail::GemmImpl> sm90_mixed_gemm_make_with_plan(const GemmDesc& d, const GpuSpec& gpu,

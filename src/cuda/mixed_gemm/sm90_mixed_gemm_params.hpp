@@ -46,15 +46,7 @@ struct Sm90MixedParams {
   int splits;
   int sz_rows;            // scale / zero rows per k block: 2 for groups of 32, else 1
   int units;              // tiles_t * tiles_c * splits, walked by the persistent CTAs
-  int cluster;            // > 1: the cluster kernel (kClusterK): clusters of `cluster` CTAs along x,
-                          // each cluster a balanced range of whole tiles whose k blocks its CTAs
-                          // share evenly; split tiles summed through distributed shared memory
 };
-
-// The cluster kernels (kClusterK) exist for this configuration only (the 64-token tile: the m
-// where a tile's k loop is long against the SMs' share of the work).
-inline constexpr int kSm90MixedClusterConfig = 0;
-inline constexpr int kSm90MixedMaxCluster = 8;  // the portable cluster size
 
 // Bytes of one stage: the activation tile (block_tokens rows of 128 bytes) and the weight
 // tile (8 strips x 64 columns x bits).
@@ -66,11 +58,6 @@ inline constexpr int sm90_mixed_stage_bytes(const Sm90MixedConfig& c, int bits) 
 inline constexpr int sm90_mixed_smem_bytes(const Sm90MixedConfig& c, int bits) {
   return c.stages * (sm90_mixed_stage_bytes(c, bits) + kSm90MixedSzBytes) + c.stages * 16 + 1024;
 }
-// The cluster kernels add one fp32 tile of partial sums (128 channels x block_tokens): the
-// part of a tile that a CTA computed first and another CTA of its cluster finishes.
-inline constexpr int sm90_mixed_cluster_smem_bytes(const Sm90MixedConfig& c, int bits) {
-  return sm90_mixed_smem_bytes(c, bits) + kSm90MixedBlockCh * c.block_tokens * 4;
-}
 
 // The kernels of one (activation dtype, bits) pair (sm90_mixed_gemm_{f16,bf16}_w{4,8}.cu).
 // prepare(): raise the kernel's dynamic shared-memory limit on the current device.
@@ -80,16 +67,11 @@ inline constexpr int sm90_mixed_cluster_smem_bytes(const Sm90MixedConfig& c, int
 // 32 bits u32), no swizzle; s = the scales (groups rows, n columns, 16-bit), boxes of (sz_rows,
 // 128); z = the zero points (groups, n, u8), boxes of (sz_rows, 128), unused when symmetric.
 struct Sm90MixedKernels {
-  // `cluster` > 1: the cluster kernel of the configuration (kSm90MixedClusterConfig only).
-  Status (*prepare)(int config, int cluster);
+  Status (*prepare)(int config);
   // `pdl`: as a programmatic dependent launch (the first stages' weights, scales and zero
-  // points before griddepcontrol.wait). p.cluster > 1: clusters of p.cluster CTAs, `grid` a
-  // multiple of it.
+  // points before griddepcontrol.wait).
   Status (*launch)(int config, const CUtensorMap& x, const CUtensorMap& w, const CUtensorMap& s,
                    const CUtensorMap& z, const Sm90MixedParams& p, int grid, bool pdl, cudaStream_t stream);
-  // How many clusters of `cluster` CTAs of the cluster kernel the GPU keeps resident at once
-  // (cudaOccupancyMaxActiveClusters); 0 when none fits. After prepare(config, cluster).
-  Status (*resident_clusters)(int config, int cluster, int* count);
 };
 const Sm90MixedKernels& sm90_mixed_gemm_kernels_f16_w4();
 const Sm90MixedKernels& sm90_mixed_gemm_kernels_f16_w8();
