@@ -27,14 +27,7 @@ if ! "$BIN" --gtest_list_tests > /dev/null 2>&1; then
   echo "   built in $((SECONDS - t0)) s"
 fi
 
-summary=()
-run_section() {  # name, limit, command...
-  local name=$1 limit=$2; shift 2
-  local t0=$SECONDS
-  timeout "$limit" "$@" > "$OUT/$name.log" 2>&1
-  local rc=$?
-  summary+=("$(printf '%-10s rc=%-3s %4ss  %s' "$name" "$rc" "$((SECONDS - t0))" "$(grep -E 'PASSED|FAILED|ERROR SUMMARY' "$OUT/$name.log" | tr '\n' ' ' | cut -c1-150)")")
-}
+. tools/dev/run-section.sh
 
 # Limits sum to < 450 s so one device call (<= 480 s) holds every section; bench runs
 # before the sanitizers so its numbers survive a slow racecheck.

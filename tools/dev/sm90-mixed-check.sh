@@ -20,15 +20,7 @@ BUILD=build-device
 TESTS=$BUILD/tests/lowbit_gpu_tests
 
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv | tee "$OUT/gpu.txt"
-summary=()
-run_section() {  # name, limit, command...
-  local name=$1 limit=$2; shift 2
-  local t0=$SECONDS
-  timeout "$limit" "$@" > "$OUT/$name.log" 2>&1
-  local rc=$?
-  summary+=("$(printf '%-9s rc=%-3s %4ss  %s' "$name" "$rc" "$((SECONDS - t0))" \
-    "$(grep -E '^\[  (PASSED|FAILED) |ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$name.log" | tr '\n' ' ' | cut -c1-160)")")
-}
+. tools/dev/run-section.sh
 
 if has build; then
   run_section build 300 bash -c "cmake -S . -B $BUILD -G Ninja -DCMAKE_BUILD_TYPE=Release -DLOWBIT_CUDA=ON \
