@@ -6,7 +6,9 @@
 # v8) through it.
 #
 #   tools/dev/sm90-mixed-check.sh [sections]   any of build,tests,memcheck,race,bench
-#                                              (default: all of them, in that order)
+#                                              (default: all of them, in that order; their
+#                                              limits add up to more than one 600 s device
+#                                              call: name a few sections per call)
 # Environment: AB_VAR / AB_VALUES (default LOWBIT_MIXED_GEMM_PDL, "1 0"), AB_ROUNDS (2),
 # AB_M (bench M list, default 17,32,64,128,256), AB_KERNELS (variant regex). Needs .deps
 # carried (tools/dev/make-deps.sh).
