@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call for sm90_mixed_gemm (docs/kernels/mixed_gemm.md, "sm90_mixed_gemm"): build
 # there, the family's GPU tests, compute-sanitizer memcheck / racecheck of the small sweeps,
-# and a Suite-1 A/B of a plan knob, each section under its own time limit; logs under $OUT,
+# and a Suite-1 A/B of an environment knob, each section under its own time limit; logs under $OUT,
 # a short summary last. Session 28 ran the cluster k-split experiment (mixed_gemm.md sm90
 # v8) through it.
 #
@@ -14,7 +14,7 @@
 # carried (tools/dev/make-deps.sh).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-OUT=${OUT:-/tmp/sm90-mixed-out}
+export OUT=${OUT:-/tmp/sm90-mixed-out}  # env-ab.sh writes its runs there too
 mkdir -p "$OUT"
 SECTIONS=${1:-build,tests,memcheck,race,bench}
 has() { [[ ",$SECTIONS," == *",$1,"* ]]; }
