@@ -343,6 +343,25 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
       if (d < L) issue(d);
       ptx::cp_async_commit();
     }
+    // Tiled, grouped (p.scale_prefetch, the launch's choice): the block's contiguous 1 / grid
+    // share of the (groups, n) scale rows, and of the u8 zero-point rows, prefetched into L2
+    // (one prefetch.global.L2 per 128-byte line, the block's warps and lanes in turn), so that
+    // the items' 32-byte pieces, scattered over the rows, hit L2. After the wait, behind the
+    // activations and the ring (docs/kernels/gemv.md v20).
+    if constexpr (kTiled && kSlots > 1) {
+      if (p.scale_prefetch != 0) {
+        const int64_t groups = static_cast<int64_t>(p.k) * kSlots / kChunkK;  // k is a multiple of the group
+        auto prefetch_rows = [&](const void* rows, int64_t bytes) {
+          const int64_t lines = (bytes + 127) / 128;
+          const int64_t nb = gridDim.x, b0 = blockIdx.x;  // every block of a cluster its own share
+          const int64_t l0 = b0 * lines / nb, l1 = (b0 + 1) * lines / nb;
+          const unsigned char* b = static_cast<const unsigned char*>(rows);
+          for (int64_t l = l0 + warp * 32 + lane; l < l1; l += KS * 32) ptx::prefetch_l2(b + l * 128);
+        };
+        prefetch_rows(p.scales, groups * p.n * 2);
+        if (zeros) prefetch_rows(p.zeros, groups * p.n);
+      }
+    }
   };
 
   // B operands of chunk `chunk` for this lane (batch row g): per pair 8 activations (16

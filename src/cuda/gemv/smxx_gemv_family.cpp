@@ -182,6 +182,7 @@ class SmxxGemvImpl final : public detail::GemmImpl {
     p.xbuf_offset = launch_.xbuf_offset;
     p.ksplit = launch_.ksplit;
     p.tile_interleave = launch_.tile_interleave ? 1 : 0;
+    p.scale_prefetch = launch_.scale_prefetch ? 1 : 0;
 
     int current = 0;
     LOWBIT_CUDA_TRY(cudaGetDevice(&current));

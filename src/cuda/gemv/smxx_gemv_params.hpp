@@ -90,6 +90,7 @@ struct GemvParams {
   int x_once = 0;            // tiled, staged kernels: the warp's chunks staged once (else per item)
   int ksplit = 1;            // blocks of a cluster splitting k (sm_90, launched as clusters of ksplit); 1: none
   int tile_interleave = 1;   // block (cluster) b of G owns tiles b, b + G, ... (else a contiguous range)
+  int scale_prefetch = 0;    // tiled, grouped: the block's share of the scale (and zero) rows prefetched into L2 after the wait
 };
 
 }  // namespace lowbit::gemv

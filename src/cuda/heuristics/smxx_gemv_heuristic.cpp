@@ -185,6 +185,18 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   // contiguous ranges: there it was equal or slower (w8 g128 down at m = 1 16.41 / 16.59).
   l.tile_interleave = ksplit == 1;
   if (const char* env = std::getenv("LOWBIT_GEMV_INTERLEAVE")) l.tile_interleave = std::atoi(env) != 0;
+  // Tiled layout, grouped 4-bit weights: each block prefetches its contiguous 1 / grid share of
+  // the (groups, n) scale rows (and zero-point rows) into L2 right after the wait, once the
+  // activations and the rest of its ring are requested, so that the items' 32-byte scale
+  // pieces, scattered over the rows, hit L2. Session 29 (docs/kernels/gemv.md v20), H100, same
+  // binary, alternating rounds, Suite-1 sums, off / on, us: W4 g128 f16 m = 1 / 2 / 4 / 8 46.4 /
+  // 47.6 / 51.1 / 56.3 against 45.9 / 47.1 / 50.8 / 56.4 (m = 8: qkv and o lose 0.15 us, gate_up
+  // gains 0.2), asym 47.3 / 48.6 / 52.9 / 57.5 against 46.8 / 48.2 / 52.5 / 58.0, bf16 47.1 /
+  // 48.7 / 52.4 / 57.6 against 46.7 / 48.1 / 52.2 / 57.7; w8 g128 f16 at m = 1 77.9 / 78.0 (gate_up
+  // 40.09 / 40.33). Hence 4-bit weights at m <= 4 only. (Session 23, v16 (e): the same prefetch
+  // before the wait was slower.)
+  l.scale_prefetch = s.layout == kLayoutTiled && s.slots > 1 && s.bits == 4 && s.m <= 4;
+  if (const char* env = std::getenv("LOWBIT_GEMV_SCALE_PREFETCH")) l.scale_prefetch = s.layout == kLayoutTiled && s.slots > 1 && std::atoi(env) != 0;
 
   // Shared memory: [rings][correction tables][partial sums][activation buffers (tiled
   // layout: m x 512 bytes per warp)]; 16-byte multiples.

@@ -183,6 +183,7 @@ struct GemvLaunch {
   int x_mode = 0;              // GemvXMode: how the tiled kernels read the activations
   int ksplit = 1;              // blocks of a cluster splitting k (1: no cluster)
   bool tile_interleave = true; // block (cluster) b of G owns tiles b, b + G, ... (else a contiguous range)
+  bool scale_prefetch = false; // tiled, grouped: the scale (zero) rows prefetched into L2 after the wait
   std::size_t smem_bytes = 0;  // dynamic shared memory of the launch
 };
 
@@ -192,7 +193,8 @@ struct GemvLaunch {
 // "warps[,blocks_per_sm[,corr_table]]" (-1 keeps the choice); LOWBIT_GEMV_KSPLIT=<1|2|4>
 // (clusters of blocks splitting k, sm_90, tiled layout with staged activations: 1 never, 2 / 4
 // forced wherever the cluster has a chunk per warp); LOWBIT_GEMV_INTERLEAVE=<0|1> (the tiles
-// of a block interleaved with the other blocks' or a contiguous range).
+// of a block interleaved with the other blocks' or a contiguous range); LOWBIT_GEMV_SCALE_PREFETCH=<0|1>
+// (the tiled layout's grouped scale and zero rows prefetched into L2 after the wait, or not).
 GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu);
 
 // The grid: min(tiles, SMs x blocks_per_sm) blocks (capped by what is resident), each with a
