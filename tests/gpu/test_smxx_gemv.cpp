@@ -589,6 +589,28 @@ TEST(smxx_gemv, cluster_launch_follows_measurements) {
   EXPECT_EQ(pick(8, 1, false), "16x1 once");
 }
 
+// Which launches prefetch the grouped scale / zero rows into L2 after the wait
+// (choose_gemv_launch, docs/kernels/gemv.md v20): 4-bit grouped weights of the tiled layout at
+// m <= 4 (measured faster there, slower at m = 8 and with 8-bit weights), nothing per-channel
+// or in the gemv layout (whose entries travel with the weights). Host only.
+TEST(smxx_gemv, scale_prefetch_follows_measurements) {
+  cuda::GpuSpec h200;
+  h200.cc = 90, h200.sm_count = 132, h200.smem_per_sm = 233472, h200.smem_per_block_optin = 232448;
+  auto prefetch = [&](int bits, int layout, int slots, int m) {
+    gemv::GemvShape s;
+    s.bits = bits, s.layout = layout, s.act = gemv::kActF16, s.slots = slots, s.m = m;
+    s.n = 4096, s.k = 4096, s.clusters = true;
+    return gemv::choose_gemv_launch(s, h200).scale_prefetch;
+  };
+  for (int m = 1; m <= 8; ++m) {
+    EXPECT_EQ(prefetch(4, gemv::kLayoutTiled, 2, m), m <= 4) << "w4 g128 m=" << m;
+    EXPECT_EQ(prefetch(4, gemv::kLayoutTiled, 8, m), m <= 4) << "w4 g32 m=" << m;
+    EXPECT_FALSE(prefetch(4, gemv::kLayoutTiled, 1, m)) << "w4 per-channel m=" << m;
+    EXPECT_FALSE(prefetch(8, gemv::kLayoutTiled, 2, m)) << "w8 g128 m=" << m;
+    EXPECT_FALSE(prefetch(4, gemv::kLayoutGemv, 2, m)) << "w4 gemv layout m=" << m;
+  }
+}
+
 // Through lowbit::Gemm: the selector gives formats the tiled layout does not hold to this
 // family, and pack() + run() work end to end.
 TEST(smxx_gemv, public_api_selects_gemv) {
