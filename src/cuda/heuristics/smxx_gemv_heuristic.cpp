@@ -195,8 +195,9 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   // 48.7 / 52.4 / 57.6 against 46.7 / 48.1 / 52.2 / 57.7; w8 g128 f16 at m = 1 77.9 / 78.0 (gate_up
   // 40.09 / 40.33). Hence 4-bit weights at m <= 4 only. (Session 23, v16 (e): the same prefetch
   // before the wait was slower.)
-  l.scale_prefetch = s.layout == kLayoutTiled && s.slots > 1 && s.bits == 4 && s.m <= 4;
-  if (const char* env = std::getenv("LOWBIT_GEMV_SCALE_PREFETCH")) l.scale_prefetch = s.layout == kLayoutTiled && s.slots > 1 && std::atoi(env) != 0;
+  const bool grouped_tiled = s.layout == kLayoutTiled && s.slots > 1;
+  l.scale_prefetch = grouped_tiled && s.bits == 4 && s.m <= 4;
+  if (const char* env = std::getenv("LOWBIT_GEMV_SCALE_PREFETCH")) l.scale_prefetch = grouped_tiled && std::atoi(env) != 0;
 
   // Shared memory: [rings][correction tables][partial sums][activation buffers (tiled
   // layout: m x 512 bytes per warp)]; 16-byte multiples.
