@@ -5,6 +5,7 @@
 // and the refusals of can_implement(). Skips without a Hopper GPU and sm_90a code.
 //
 // LOWBIT_TEST_SMALL=1 shrinks every sweep (for compute-sanitizer runs).
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <random>
@@ -52,7 +53,7 @@ struct Case {
   std::string text() const {
     std::ostringstream s;
     s << "m=" << m << " n=" << n << " k=" << k << " " << f.name() << " " << dtype_name(act()) << (bias ? " +bias" : "");
-    if (plan) s << " plan=" << plan->config << "/" << plan->splits;
+    if (plan) s << " plan=" << plan->config << "/" << plan->splits << " pre=" << plan->pre_stages;
     return s.str();
   }
 };
@@ -183,6 +184,22 @@ TEST(sm90_mixed_gemm, every_config_and_split) {
         c.m = 5;
         check_case(c);
       }
+  // The cap on the stages requested before griddepcontrol.wait (the plan's default is
+  // kSm90MixedPreWaitStages): every stage (0), one, and more than the ring holds, with units of
+  // fewer and more k blocks than the cap (one and three splits of 17 k blocks).
+  for (int cfg = 0; cfg < cuda::kSm90MixedConfigCount; ++cfg)
+    for (int pre : {0, 1, 64})
+      for (int s : {1, 3}) {
+        Case c;
+        c.f = fmt(4, 32, ZeroPoint::kInteger, DType::kF16);
+        c.m = small_mode() ? 70 : 300;
+        c.n = 320;
+        c.k = 1088;
+        c.bias = true;
+        c.plan = Sm90MixedPlan{cfg, s, ""};
+        c.plan->pre_stages = pre;
+        check_case(c);
+      }
 }
 
 TEST(sm90_mixed_gemm, edges) {
@@ -297,6 +314,10 @@ TEST(sm90_mixed_gemm, plan_follows_measurements) {
   EXPECT_EQ(plan(256, 4096, 14336), "c128t256_s4");
   for (int64_t n : {6144, 4096, 28672}) EXPECT_EQ(plan(4096, n, 4096), "c128t256_s1") << n;
   EXPECT_EQ(plan(4096, 4096, 14336), "c128t256_s1");
+  // Two stages' constants before griddepcontrol.wait (sm90 v11: every stage was 0.8-1.4%
+  // slower at m = 64 / 128 on H100), unless LOWBIT_SM90_MIXED_PREWAIT overrides it.
+  if (std::getenv("LOWBIT_SM90_MIXED_PREWAIT") == nullptr)
+    EXPECT_EQ(cuda::sm90_mixed_gemm_plan(64, 4096, 4096, 4, 132).pre_stages, 2);
 }
 
 TEST(sm90_mixed_gemm, can_implement_refusals_name_the_reason) {
@@ -328,6 +349,9 @@ TEST(sm90_mixed_gemm, can_implement_refusals_name_the_reason) {
   // A forced plan outside the table or with more splits than k blocks is refused.
   EXPECT_THROW(cuda::sm90_mixed_gemm_make_with_plan(d, gpu, Sm90MixedPlan{7, 1, ""}), Error);
   EXPECT_THROW(cuda::sm90_mixed_gemm_make_with_plan(d, gpu, Sm90MixedPlan{0, 17, ""}), Error);
+  Sm90MixedPlan negative_pre{0, 1, ""};
+  negative_pre.pre_stages = -1;
+  EXPECT_THROW(cuda::sm90_mixed_gemm_make_with_plan(d, gpu, negative_pre), Error);
   // Misaligned operands are refused by run(), not faulted on.
   Prepared p(c);
   GemmArgs args = p.args();

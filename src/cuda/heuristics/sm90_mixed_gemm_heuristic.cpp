@@ -14,6 +14,9 @@
 //              tokens the decode-and-issue latency of each block dominates);
 //   split_us = splits > 1: the reduce kernel (2 us) + the fp32 partials written and read.
 // `LOWBIT_SM90_MIXED_PLAN=<config>[,<splits>]` forces a plan (a measurement knob).
+// The stages requested before griddepcontrol.wait are a constant of the plan
+// (kSm90MixedPreWaitStages); `LOWBIT_SM90_MIXED_PREWAIT=<stages>` overrides it (0: every stage,
+// the behaviour before session 30; a measurement knob).
 #include "cuda/heuristics/sm90_mixed_gemm_heuristic.hpp"
 
 #include <algorithm>
@@ -37,6 +40,7 @@ Sm90MixedPlan sm90_mixed_gemm_plan(int64_t m, int64_t n, int64_t k, int bits, in
     if (const char* comma = std::strchr(env, ',')) forced_splits = std::atoi(comma + 1);
   }
   Sm90MixedPlan best;
+  if (const char* env = std::getenv("LOWBIT_SM90_MIXED_PREWAIT")) best.pre_stages = std::max(0, std::atoi(env));
   double best_us = 1e300;
   for (int c = 0; c < kSm90MixedConfigCount; ++c) {
     if (forced_config >= 0 && forced_config < kSm90MixedConfigCount && c != forced_config) continue;

@@ -8,10 +8,17 @@
 
 namespace lowbit::cuda {
 
+// The default cap on the stages requested before griddepcontrol.wait (see Sm90MixedPlan).
+inline constexpr int kSm90MixedPreWaitStages = 2;
+
 struct Sm90MixedPlan {
   int config = 0;   // index into kSm90MixedConfigs
   int splits = 1;   // K splits (>= 1, <= k / 64)
   std::string why;  // the model's figures for the choice
+  // Stages whose weight tile, scales and zero points the producer requests before
+  // griddepcontrol.wait (0: every stage). 2: measured on H100, Suite 1 at m = 64..4096
+  // against 0, 1 and 4 (docs/kernels/mixed_gemm.md, sm90 v11).
+  int pre_stages = kSm90MixedPreWaitStages;
 };
 
 Sm90MixedPlan sm90_mixed_gemm_plan(int64_t m, int64_t n, int64_t k, int bits, int sm_count);

@@ -178,11 +178,15 @@ __global__ void __launch_bounds__(384, 1)
       // PDL (session 18): the constants of the first `pre` iterations (at most one per stage:
       // no empty-barrier wait) before griddepcontrol.wait, each stage's bytes announced in
       // full; the activation tiles, which the previous kernel may write, after it. Without the
-      // launch attribute the wait returns at once.
+      // launch attribute the wait returns at once. The plan caps `pre` (p.pre_stages, session
+      // 30): the activation tiles requested after the wait queue behind every weight request
+      // still in flight, and the first k block needs both, so fewer weight stages before the
+      // wait let the first wgmma start sooner (docs/kernels/mixed_gemm.md, sm90 v11).
       uint32_t pre = 0;
-      for (int u = blockIdx.x; u < p.units && pre < static_cast<uint32_t>(kStages); u += gridDim.x) {
+      const uint32_t pre_max = p.pre_stages > 0 && p.pre_stages < kStages ? p.pre_stages : kStages;
+      for (int u = blockIdx.x; u < p.units && pre < pre_max; u += gridDim.x) {
         const Unit un = unit_of(p, u);
-        for (int kb = un.kb_begin; kb < un.kb_end && pre < static_cast<uint32_t>(kStages); ++kb, ++pre) {
+        for (int kb = un.kb_begin; kb < un.kb_end && pre < pre_max; ++kb, ++pre) {
           ptx::mbarrier_arrive_expect_tx(full(static_cast<int>(pre)), tx);
           load_const(static_cast<int>(pre), un, kb);
         }

@@ -43,6 +43,9 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
         kernels_(&kernels_for(desc.a.dtype, desc.w.int_format.bits)) {
     if (plan_.config < 0 || plan_.config >= kSm90MixedConfigCount)
       throw Error(std::string(kWho) + "no configuration " + std::to_string(plan_.config));
+    if (plan_.pre_stages < 0)
+      throw Error(std::string(kWho) + "pre-wait stages must be >= 0 (0: every stage), got " +
+                  std::to_string(plan_.pre_stages));
     const int64_t k_blocks = d_.k / kSm90MixedBlockK;
     if (plan_.splits < 1 || plan_.splits > k_blocks)
       throw Error(std::string(kWho) + "splits must be in 1.." + std::to_string(k_blocks) + ", got " +
@@ -127,6 +130,7 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
         return s;
     }
     Sm90MixedParams p{};
+    p.pre_stages = plan_.pre_stages;
     p.sz_rows = sz_rows;
     p.scales = args.w.scales;
     p.zeros = f.zero == ZeroPoint::kInteger ? static_cast<const uint8_t*>(args.w.zeros) : nullptr;

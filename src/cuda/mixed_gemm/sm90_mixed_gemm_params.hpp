@@ -46,6 +46,7 @@ struct Sm90MixedParams {
   int splits;
   int sz_rows;            // scale / zero rows per k block: 2 for groups of 32, else 1
   int units;              // tiles_t * tiles_c * splits, walked by the persistent CTAs
+  int pre_stages;         // stages whose constants are requested before griddepcontrol.wait (plan), 0 = every stage
 };
 
 // Bytes of one stage: the activation tile (block_tokens rows of 128 bytes) and the weight
