@@ -194,9 +194,14 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   // gains 0.2), asym 47.3 / 48.6 / 52.9 / 57.5 against 46.8 / 48.2 / 52.5 / 58.0, bf16 47.1 /
   // 48.7 / 52.4 / 57.6 against 46.7 / 48.1 / 52.2 / 57.7; w8 g128 f16 at m = 1 77.9 / 78.0 (gate_up
   // 40.09 / 40.33). Hence 4-bit weights at m <= 4 only. (Session 23, v16 (e): the same prefetch
-  // before the wait was slower.)
+  // before the wait was slower.) Session 30 (v21), H200, same binary, three alternating rounds,
+  // medians, m = 1 / 2 / 4, off / on: W4 g128 f16 38.8 / 40.4 / 43.9 against 39.0 / 40.4 /
+  // 44.1, bf16 40.6 / 42.3 / 46.2 against 41.3 / 42.5 / 46.5, asym f16 40.1 / 41.8 / 46.8
+  // against 40.9 / 42.4 / 47.1, asym bf16 42.9 / 44.4 / 49.3 against 44.1 / 45.3 / 49.8: on the
+  // H200 slower or equal at every m. So only on GPUs whose theoretical DRAM rate is H100's
+  // (3352 GB/s) or lower, not the H200's (4097). Why the faster memory loses is not known.
   const bool grouped_tiled = s.layout == kLayoutTiled && s.slots > 1;
-  l.scale_prefetch = grouped_tiled && s.bits == 4 && s.m <= 4;
+  l.scale_prefetch = grouped_tiled && s.bits == 4 && s.m <= 4 && gpu.dram_gbps < kGemvScalePrefetchMaxDramGbps;
   if (const char* env = std::getenv("LOWBIT_GEMV_SCALE_PREFETCH")) l.scale_prefetch = grouped_tiled && std::atoi(env) != 0;
 
   // Shared memory: [rings][correction tables][partial sums][activation buffers (tiled

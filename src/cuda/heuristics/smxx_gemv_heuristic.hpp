@@ -195,6 +195,11 @@ struct GemvLaunch {
 // forced wherever the cluster has a chunk per warp); LOWBIT_GEMV_INTERLEAVE=<0|1> (the tiles
 // of a block interleaved with the other blocks' or a contiguous range); LOWBIT_GEMV_SCALE_PREFETCH=<0|1>
 // (the tiled layout's grouped scale and zero rows prefetched into L2 after the wait, or not).
+// The tiled layout's grouped scale rows are prefetched into L2 (GemvLaunch::scale_prefetch)
+// only on GPUs below this theoretical DRAM rate (GpuSpec::dram_gbps): measured faster on H100
+// (3352 GB/s), slower on H200 (4097; docs/kernels/gemv.md v20, v21).
+inline constexpr double kGemvScalePrefetchMaxDramGbps = 3800.0;
+
 GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu);
 
 // The grid: min(tiles, SMs x blocks_per_sm) blocks (capped by what is resident), each with a
