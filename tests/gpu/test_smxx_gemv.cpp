@@ -593,14 +593,14 @@ TEST(smxx_gemv, cluster_launch_follows_measurements) {
 // (choose_gemv_launch, docs/kernels/gemv.md v20, v21): on an H100-class memory (theoretical
 // 3352 GB/s), 4-bit grouped weights of the tiled layout at m <= 4 (measured faster there,
 // slower at m = 8 and with 8-bit weights), nothing per-channel or in the gemv layout (whose
-// entries travel with the weights); on the H200 (4097 GB/s) none (slower at every m). Host only.
+// entries travel with the weights); on the H200 (4814 GB/s) none (slower at every m). Host only.
 TEST(smxx_gemv, scale_prefetch_follows_measurements) {
   if (std::getenv("LOWBIT_GEMV_SCALE_PREFETCH") != nullptr) GTEST_SKIP() << "LOWBIT_GEMV_SCALE_PREFETCH overrides the rule";
   cuda::GpuSpec h100;
   h100.cc = 90, h100.sm_count = 132, h100.smem_per_sm = 233472, h100.smem_per_block_optin = 232448;
   h100.dram_gbps = 2.0 * 2619e6 * 5120 / 8 / 1e9;  // 3352
   cuda::GpuSpec h200 = h100;
-  h200.dram_gbps = 2.0 * 3201e6 * 5120 / 8 / 1e9;  // 4097
+  h200.dram_gbps = 2.0 * 3201e6 * 6016 / 8 / 1e9;  // 4814 (a 6016-bit bus)
   auto prefetch = [&](const cuda::GpuSpec& gpu, int bits, int layout, int slots, int m) {
     gemv::GemvShape s;
     s.bits = bits, s.layout = layout, s.act = gemv::kActF16, s.slots = slots, s.m = m;

@@ -199,7 +199,7 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   // 44.1, bf16 40.6 / 42.3 / 46.2 against 41.3 / 42.5 / 46.5, asym f16 40.1 / 41.8 / 46.8
   // against 40.9 / 42.4 / 47.1, asym bf16 42.9 / 44.4 / 49.3 against 44.1 / 45.3 / 49.8: on the
   // H200 slower or equal at every m. So only on GPUs whose theoretical DRAM rate is H100's
-  // (3352 GB/s) or lower, not the H200's (4097). Why the faster memory loses is not known.
+  // (3352 GB/s) or lower, not the H200's (4814). Why the faster memory loses is not known.
   const bool grouped_tiled = s.layout == kLayoutTiled && s.slots > 1;
   l.scale_prefetch = grouped_tiled && s.bits == 4 && s.m <= 4 && gpu.dram_gbps < kGemvScalePrefetchMaxDramGbps;
   if (const char* env = std::getenv("LOWBIT_GEMV_SCALE_PREFETCH")) l.scale_prefetch = grouped_tiled && std::atoi(env) != 0;

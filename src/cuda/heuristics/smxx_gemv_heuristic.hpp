@@ -197,7 +197,7 @@ struct GemvLaunch {
 // (the tiled layout's grouped scale and zero rows prefetched into L2 after the wait, or not).
 // The tiled layout's grouped scale rows are prefetched into L2 (GemvLaunch::scale_prefetch)
 // only on GPUs below this theoretical DRAM rate (GpuSpec::dram_gbps): measured faster on H100
-// (3352 GB/s), slower on H200 (4097; docs/kernels/gemv.md v20, v21).
+// (3352 GB/s), slower on H200 (4814; docs/kernels/gemv.md v20, v21).
 inline constexpr double kGemvScalePrefetchMaxDramGbps = 3800.0;
 
 GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu);
