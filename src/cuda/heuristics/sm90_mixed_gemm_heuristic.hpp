@@ -16,8 +16,8 @@ struct Sm90MixedPlan {
   int splits = 1;   // K splits (>= 1, <= k / 64)
   std::string why;  // the model's figures for the choice
   // Stages whose weight tile, scales and zero points the producer requests before
-  // griddepcontrol.wait (0: every stage). 2: measured on H100, Suite 1 at m = 64..4096
-  // against 0, 1 and 4 (docs/kernels/mixed_gemm.md, sm90 v11).
+  // griddepcontrol.wait (0: every stage). 2: measured on H100 and H200, Suite 1 at m = 64..4096
+  // against 0, 1 and 4 on H100, against 0 on H200 (docs/kernels/mixed_gemm.md, sm90 v11).
   int pre_stages = kSm90MixedPreWaitStages;
 };
 
