@@ -24,6 +24,9 @@ struct GpuInfo {
   int memory_clock_khz = 0;
   std::string arch() const;  // "sm_90"
   int cc() const { return cc_major * 10 + cc_minor; }
+  // The theoretical DRAM rate, GB/s: 2 (DDR) x memory clock x bus width. A lead for the
+  // heuristics, never a measurement.
+  double dram_gbps() const { return 2.0 * memory_clock_khz * 1e3 * memory_bus_bits / 8.0 / 1e9; }
 };
 
 bool built_with_cuda();

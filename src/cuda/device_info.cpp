@@ -76,8 +76,7 @@ GpuInfo read_gpu_info(int device) {
   return g;
 }
 
-// What the heuristics need, from what the device reports. dram_gbps is the theoretical
-// figure 2 (DDR) * memory clock * bus width: a lead for tile choices, never a measurement.
+// What the heuristics need, from what the device reports.
 cuda::GpuSpec spec_from_info(const GpuInfo& g, int regs_per_sm) {
   cuda::GpuSpec s;
   s.device = g.index;
@@ -88,8 +87,7 @@ cuda::GpuSpec spec_from_info(const GpuInfo& g, int regs_per_sm) {
   s.smem_per_sm = g.smem_per_sm;
   s.l2_bytes = static_cast<int64_t>(g.l2_bytes);
   s.regs_per_sm = regs_per_sm;
-  s.dram_gbps = 2.0 * static_cast<double>(g.memory_clock_khz) * 1e3 *
-                static_cast<double>(g.memory_bus_bits) / 8.0 / 1e9;
+  s.dram_gbps = g.dram_gbps();
   return s;
 }
 

@@ -45,12 +45,10 @@ void print_text() {
   std::printf("%s\n", cuda_status().c_str());
   for (const GpuInfo& g : gpus) {
     std::printf("\nGPU %d: %s\n", g.index, g.name.c_str());
-    // The theoretical DRAM rate (2 x memory clock x bus width), as the heuristics compute it.
-    const double dram_gbps = 2.0 * double(g.memory_clock_khz) * 1e3 * double(g.memory_bus_bits) / 8.0 / 1e9;
     std::printf("  arch %s, %d SMs, %.1f GiB memory (%d-bit bus, %d MHz: %.0f GB/s theoretical), L2 %.1f MiB, "
                 "shared memory %d KiB per block opt-in / %d KiB per SM\n",
                 g.arch().c_str(), g.sm_count, double(g.memory_bytes) / double(1ull << 30),
-                g.memory_bus_bits, g.memory_clock_khz / 1000, dram_gbps, double(g.l2_bytes) / double(1ull << 20),
+                g.memory_bus_bits, g.memory_clock_khz / 1000, g.dram_gbps(), double(g.l2_bytes) / double(1ull << 20),
                 g.smem_per_block_optin / 1024, g.smem_per_sm / 1024);
     const std::vector<KernelFamily> families = kernel_families(g);
     std::printf("  kernel families (%zu):\n", families.size());
