@@ -589,6 +589,32 @@ TEST(smxx_gemv, cluster_launch_follows_measurements) {
   EXPECT_EQ(pick(8, 1, false), "16x1 once");
 }
 
+// The tiled layout at m = 1 on short k with at most one tile per block at two blocks per SM
+// (Suite 1's o) takes two blocks of 8 warps per SM; m = 2, more tiles, longer or shorter k and
+// the gemv layout keep one block of 16 (choose_gemv_launch, docs/kernels/gemv.md v23). Host only.
+TEST(smxx_gemv, short_k_launch_follows_measurements) {
+  if (std::getenv("LOWBIT_GEMV_LAUNCH") != nullptr) GTEST_SKIP() << "LOWBIT_GEMV_LAUNCH overrides the rule";
+  cuda::GpuSpec h200;
+  h200.cc = 90, h200.sm_count = 132, h200.smem_per_sm = 233472, h200.smem_per_block_optin = 232448;
+  auto pick = [&](int bits, int layout, int slots, int m, int64_t n, int64_t k) {
+    gemv::GemvShape s;
+    s.bits = bits, s.layout = layout, s.act = gemv::kActF16, s.slots = slots, s.m = m;
+    s.n = n, s.k = k, s.clusters = true;
+    const gemv::GemvLaunch l = gemv::choose_gemv_launch(s, h200);
+    return std::to_string(l.warps) + "x" + std::to_string(l.blocks_per_sm);
+  };
+  for (int bits : {4, 8})
+    for (int slots : {1, 2, 8}) {
+      EXPECT_EQ(pick(bits, gemv::kLayoutTiled, slots, 1, 4096, 4096), "8x2") << bits << " bits, slots " << slots;
+      EXPECT_EQ(pick(bits, gemv::kLayoutTiled, slots, 1, 4224, 3072), "8x2") << bits << " bits, slots " << slots;
+      EXPECT_EQ(pick(bits, gemv::kLayoutTiled, slots, 2, 4096, 4096), "16x1") << bits << " bits, slots " << slots;
+      EXPECT_EQ(pick(bits, gemv::kLayoutTiled, slots, 1, 6144, 4096), "16x1") << bits << " bits, slots " << slots;
+      EXPECT_EQ(pick(bits, gemv::kLayoutTiled, slots, 1, 4096, 14336), "16x1") << bits << " bits, slots " << slots;
+      EXPECT_EQ(pick(bits, gemv::kLayoutTiled, slots, 1, 4096, 2048), "8x1") << bits << " bits, slots " << slots;
+    }
+  EXPECT_EQ(pick(2, gemv::kLayoutGemv, 2, 1, 4096, 4096), "16x1");
+}
+
 // Which launches prefetch the grouped scale / zero rows into L2 after the wait
 // (choose_gemv_launch, docs/kernels/gemv.md v20, v21): on an H100-class memory (theoretical
 // 3352 GB/s), 4-bit grouped weights of the tiled layout at m <= 4 (measured faster there,

@@ -145,6 +145,21 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
         }
     }
   }
+  // Tiled layout at m = 1 with 9..16 chunks and at most one tile per block at two blocks per
+  // SM (Suite 1's o: 256 tiles, 16 chunks): two blocks of 8 warps per SM instead of one of 16,
+  // so each block owns one tile and each warp two of its chunks. Session 31 (docs/kernels/
+  // gemv.md v23), H200, same binary, two alternating rounds, o at m = 1, 16 x 1 / 8 x 2 warps,
+  // us: W4 g128 f16 5.14, 5.14 / 4.93, 4.93; bf16 5.46, 5.45 / 4.90, 4.90; asym f16 5.38, 5.42 /
+  // 5.03, 5.03; asym bf16 5.74, 5.74 / 5.15, 5.15; w8 g128 6.13, 6.13 / 5.94, 5.92; W8
+  // per-channel f16 5.76, 5.77 / 5.70, 5.70; bf16 6.46, 6.43 / 6.26, 6.25. Not at m = 2 (W4 g128
+  // f16 5.33 / 5.46, w8 g128 6.26 / 6.55), not in the gemv layout (w2 4.44 / 4.80, w5 5.77 /
+  // 6.26, int8 activations 4.91 / 5.17), not for more tiles (w8 g128 qkv, 384 tiles: 7.37 /
+  // 7.57) or longer k (down, 56 chunks: 16.47 / 17.21).
+  if (s.layout == kLayoutTiled && s.m == 1 && !staged && chunks > 8 && chunks <= 16 &&
+      tiles <= 2 * static_cast<int64_t>(std::max(1, gpu.sm_count))) {
+    warps = 8;
+    bps = 2;
+  }
   if (const char* env = std::getenv("LOWBIT_GEMV_LAUNCH")) {
     int w = -1, b = -1, c = -1;
     if (std::sscanf(env, "%d,%d,%d", &w, &b, &c) >= 1) {
