@@ -623,7 +623,7 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
   }
 
   issue_rest();
-  const bool sbf16 = p.scale_bf16 != 0;
+  const bool sbf16_rt = p.scale_bf16 != 0;
   float acc[4] = {0.f, 0.f, 0.f, 0.f};
 
   // 3. One item from ring slot s, chunk `chunk` (the warp's j-th): every group of it. Each
@@ -635,9 +635,12 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
   //    7-9% faster, docs/kernels/gemv.md v7). kZerosC = kZerosRuntime keeps the run-time
   //    test: the rare per-item-correction path (long k, group 32, zero points) is
   //    instantiated once, not twice (code size).
-  auto compute = [&](int s, int chunk, int j, auto kTableC, auto kZerosC) {
+  //    kScaleC (std::true_type): the scales are in the activation dtype, a compile-time fact
+  //    (else p.scale_bf16 at run time: a predicated pair of conversions per scale, v23).
+  auto compute = [&](int s, int chunk, int j, auto kTableC, auto kZerosC, auto kScaleC) {
     constexpr bool kTable = decltype(kTableC)::value;
     constexpr int kZ = decltype(kZerosC)::value;
+    const bool sbf16 = decltype(kScaleC)::value ? kAct == kActBf16 : sbf16_rt;
     const bool has_zeros = kZ == detail::kZerosRuntime ? zeros : kZ == detail::kZerosYes;
     const unsigned char* slot = ring + s * p.slot_bytes;
     // Tiled: small m reads the B pairs straight from global memory (32-bit loads, all issued
@@ -848,7 +851,7 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
   //    block's last) the block meets at one barrier and sums that phase's tiles, one output
   //    per thread. A phase buffer is written again two phases later, after the next barrier,
   //    which every thread reaches only once it has summed.
-  auto item_loop = [&](auto kTableC, auto kZerosC) {
+  auto item_loop = [&](auto kTableC, auto kZerosC, auto kScaleC) {
     // lt: tiles done; slot / buf: lt's place in the phase buffers; first: the phase's first
     // tile.
     int s = 0, j = 0, lt = 0, slot = 0, buf = 0, first = 0;
@@ -856,7 +859,7 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
     for (int i = 0; i < L; ++i) {
       ptx::cp_async_wait<kDepth - 1>();
       __syncwarp();
-      compute(s, vw + j * KST, j, kTableC, kZerosC);
+      compute(s, vw + j * KST, j, kTableC, kZerosC, kScaleC);
       __syncwarp();
       if (i + kDepth < L) issue(s);  // item i + kDepth: the cursor's next
       ptx::cp_async_commit();
@@ -884,14 +887,27 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
   using Zeros = std::integral_constant<int, detail::kZerosYes>;
   using NoZeros = std::integral_constant<int, detail::kZerosNo>;
   using ZerosRuntime = std::integral_constant<int, detail::kZerosRuntime>;
+  // Grouped 8-bit weights of the tiled layout, symmetric, with the correction table and the
+  // scales in the activation dtype take a fourth copy of the loop with the scale conversion
+  // fixed at compile time; everything else converts by p.scale_bf16. Session 31 (docs/kernels/
+  // gemv.md v23), H200, same run, Suite-1 sums, us: w8 g128 f16 m = 1 59.7 -> 57.9 (down 16.47
+  // -> 15.52, gate_up 29.93 -> 29.16), m = 8 77.1 -> 70.3 (qkv 10.85 -> 8.84, gate_up 35.9 ->
+  // 31.2): these kernels spill at the 128-register cap, and the run-time conversion's
+  // predicated pairs cost registers in the item loop. The same copy in every kernel lost up to
+  // 0.1 us on W4 g128 (qkv 6.05 -> 6.16), 0.4 on asymmetric W4 and 0.15 on W8 per-channel
+  // (their code changed around the extra copy), so it is confined to these.
+  constexpr bool kScaleCopy = kTiled && kBits == 8 && kSlots > 1 && !kInt8;
+  const bool scale_is_act = kScaleCopy && sbf16_rt == (kAct == kActBf16);
   if (table) {
     if (zeros) {
-      item_loop(std::true_type{}, Zeros{});
+      item_loop(std::true_type{}, Zeros{}, std::false_type{});
+    } else if (scale_is_act) {
+      if constexpr (kScaleCopy) item_loop(std::true_type{}, NoZeros{}, std::true_type{});
     } else {
-      item_loop(std::true_type{}, NoZeros{});
+      item_loop(std::true_type{}, NoZeros{}, std::false_type{});
     }
   } else {
-    item_loop(std::false_type{}, ZerosRuntime{});
+    item_loop(std::false_type{}, ZerosRuntime{}, std::false_type{});
   }
   ptx::cp_async_wait<0>();
   // A block's shared memory must outlive the other blocks' reads of its last phase.
