@@ -890,13 +890,14 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
   // Grouped 8-bit weights of the tiled layout, symmetric, with the correction table and the
   // scales in the activation dtype take a fourth copy of the loop with the scale conversion
   // fixed at compile time; everything else converts by p.scale_bf16. Session 31 (docs/kernels/
-  // gemv.md v23), H200, same run, Suite-1 sums, us: w8 g128 f16 m = 1 59.7 -> 57.9 (down 16.47
-  // -> 15.52, gate_up 29.93 -> 29.16), m = 8 77.1 -> 70.3 (qkv 10.85 -> 8.84, gate_up 35.9 ->
-  // 31.2): these kernels spill at the 128-register cap, and with the run-time conversion's
-  // predicated pairs ptxas reloaded a spilled value once per item (STL / LDL after each item
-  // loop's mma block in SASS); now no item loop touches local memory. The same copy in every kernel lost up to
-  // 0.1 us on W4 g128 (qkv 6.05 -> 6.16), 0.4 on asymmetric W4 and 0.15 on W8 per-channel
-  // (their code changed around the extra copy), so it is confined to these.
+  // gemv.md v23), H200, same run, two rounds, Suite-1 sums, us: w8 g128 f16 m = 1 59.8, 59.9 ->
+  // 58.1, 58.2 (down 16.47 -> 15.65, gate_up 30.10 -> 29.26), m = 8 77.1, 77.0 -> 70.4, 70.4
+  // (qkv 10.84 -> 8.84, gate_up 35.94 -> 31.31; down 22.47 -> 22.72). These kernels spill at
+  // the 128-register cap, and with the run-time conversion's predicated pairs ptxas reloaded
+  // a spilled value once per item (STL / LDL after each item loop's mma block in SASS); now
+  // no item loop touches local memory. The same copy in every kernel lost up to 0.1 us on W4
+  // g128 (qkv 6.05 -> 6.16), 0.4 on asymmetric W4 and 0.15 on W8 per-channel (their code
+  // changed around the extra copy), so it is confined to these.
   constexpr bool kScaleCopy = kTiled && kBits == 8 && kSlots > 1 && !kInt8;
   const bool scale_is_act = kScaleCopy && sbf16_rt == (kAct == kActBf16);
   if (table) {
