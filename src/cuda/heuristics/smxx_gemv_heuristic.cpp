@@ -155,7 +155,7 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   // f16 5.33 / 5.46, w8 g128 6.26 / 6.55), not in the gemv layout (w2 4.44 / 4.80, w5 5.77 /
   // 6.26, int8 activations 4.91 / 5.17), not for more tiles (w8 g128 qkv, 384 tiles: 7.37 /
   // 7.57) or longer k (down, 56 chunks: 16.47 / 17.21).
-  if (s.layout == kLayoutTiled && s.m == 1 && !staged && chunks > 8 && chunks <= 16 &&
+  if (s.layout == kLayoutTiled && s.m == 1 && chunks > 8 && chunks <= 16 &&
       tiles <= 2 * static_cast<int64_t>(std::max(1, gpu.sm_count))) {
     warps = 8;
     bps = 2;
