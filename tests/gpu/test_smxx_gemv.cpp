@@ -644,6 +644,34 @@ TEST(smxx_gemv, scale_prefetch_follows_measurements) {
   }
 }
 
+// The launch's blocks per SM are a ceiling: where a kernel's registers would let the block
+// scheduler put more of its blocks on an SM (int8 activations at 72 registers: three blocks of
+// 8 warps), the launch pads its dynamic shared memory so that no more fit (smxx_gemv_launch_for,
+// docs/kernels/gemv.md v24). Every decoding kernel of Suite 1's gate_up and o at m = 1, 2, 8.
+TEST(smxx_gemv, launch_holds_its_blocks_per_sm) {
+  LOWBIT_REQUIRE_GPU();
+  const cuda::GpuSpec& gpu = cuda::gpu_spec(0);
+  int checked = 0;
+  for (int64_t n : {int64_t{28672}, int64_t{4096}})
+    for (int64_t m : {1, 2, 8})
+      for (int bits : {1, 2, 3, 4, 5, 6, 8})
+        for (int group : {0, 32, 128})
+          for (DType act : {DType::kF16, DType::kBF16, DType::kI8}) {
+            if (act == DType::kI8 && bits != 4 && bits != 8) continue;
+            Case c;
+            c.bits = bits, c.group = group, c.act = act, c.m = m, c.n = n, c.k = 4096;
+            const GemmDesc d = desc_of(c);
+            if (!cuda::smxx_gemv_can_implement(d, gpu).ok()) continue;
+            const gemv::GemvLaunch l = cuda::smxx_gemv_launch_for(d, gpu);
+            const int resident = cuda::smxx_gemv_resident_blocks(d, gpu, l);
+            EXPECT_GE(resident, 1) << d.describe();
+            EXPECT_LE(resident, l.blocks_per_sm) << d.describe() << ": " << l.warps << " warps, " << l.smem_bytes
+                                                 << " bytes of shared memory";
+            ++checked;
+          }
+  EXPECT_GT(checked, 100);
+}
+
 // Through lowbit::Gemm: the selector gives formats the tiled layout does not hold to this
 // family, and pack() + run() work end to end.
 TEST(smxx_gemv, public_api_selects_gemv) {

@@ -204,7 +204,13 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
 
   extern __shared__ __align__(16) unsigned char smem[];
   const int lane = threadIdx.x & 31;
-  const int warp = threadIdx.x >> 5;
+  // The warp index broadcast from lane 0: the value is the same, but ptxas now knows it is
+  // uniform across the warp and keeps it and what derives from it (this warp's chunks, its ring
+  // and tables, the cursor's restart) in uniform registers, outside the 128-register budget.
+  // With threadIdx.x >> 5 it rematerialized them from S2R in every ring refill, and 33 of the
+  // 112 kernels spilled (8-48 bytes; now 9, all with groups of 32 or 64, 8-16 bytes).
+  // Session 32 (docs/kernels/gemv.md v24), H200, Suite-1 m = 1 sums: W4 g128 f16 38.7 -> 37.4 us.
+  const int warp = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x >> 5), 0);
   const int g = lane >> 2;  // row pair (g, g+8) of A, batch row of B
   const int t = lane & 3;   // column group of A / B
 

@@ -4,6 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
@@ -337,7 +338,24 @@ gemv::GemvLaunch smxx_gemv_launch_for(const GemmDesc& d, const GpuSpec& gpu) {
   int current = 0;
   LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
   if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(gpu.device));
-  const int blocks = prepare_kernel(fn, gpu.device, l.warps, l.smem_bytes);
+  int blocks = prepare_kernel(fn, gpu.device, l.warps, l.smem_bytes);
+  // The launch's blocks per SM are a ceiling, not only the grid's size: a kernel whose registers
+  // would let more of its blocks share an SM gets them anyway from the block scheduler (with
+  // PDL, onto the SMs the previous call left first), and the blocks own fixed shares of the
+  // tiles, so an SM with one block more ends last. Session 32 (docs/kernels/gemv.md v24): int8
+  // activations, W4 g128, gate_up at m = 1, 8 warps x 2 blocks: at 72 registers (three blocks
+  // fit) 21.7 us against 17.0 at 90 (two fit). So the dynamic shared memory is padded until
+  // no more than blocks_per_sm blocks fit.
+  if (blocks > l.blocks_per_sm && l.ksplit <= 1) {
+    const std::size_t optin = static_cast<std::size_t>(gpu.smem_per_block_optin);
+    std::size_t padded = std::max(l.smem_bytes, static_cast<std::size_t>(gpu.smem_per_sm) / (l.blocks_per_sm + 1));
+    padded = (padded + 127) / 128 * 128;
+    while (padded <= optin && (blocks = prepare_kernel(fn, gpu.device, l.warps, padded)) > l.blocks_per_sm) padded += 1024;
+    if (padded > optin)
+      throw Error(std::string(kWho) + "cannot hold the launch to " + std::to_string(l.blocks_per_sm) +
+                  " blocks per SM for " + d.describe());
+    l.smem_bytes = padded;
+  }
   // Clusters (the k-split across blocks): how many the runtime keeps resident at once.
   int clusters = 0;
   cudaError_t e = cudaSuccess;
@@ -360,6 +378,19 @@ gemv::GemvLaunch smxx_gemv_launch_for(const GemmDesc& d, const GpuSpec& gpu) {
                 d.describe());
   gemv::finish_gemv_launch(l, (d.n + gemv::kTileRows - 1) / gemv::kTileRows, blocks, gpu, clusters);
   return l;
+}
+
+int smxx_gemv_resident_blocks(const GemmDesc& d, const GpuSpec& gpu, const gemv::GemvLaunch& l) {
+  const void* fn = gemv::gemv_kernel(kernel_row(d, gpu));
+  if (fn == nullptr) throw Error(std::string(kWho) + "no kernel for " + d.describe());
+  int current = 0;
+  LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
+  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(gpu.device));
+  int blocks = 0;
+  const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn, 32 * l.warps, l.smem_bytes);
+  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
+  LOWBIT_CUDA_CHECK(e);
+  return blocks;
 }
 
 std::unique_ptr<detail::GemmImpl> smxx_gemv_make(const GemmDesc& desc, const GpuSpec& gpu) {
