@@ -138,7 +138,8 @@ __global__ void __launch_bounds__(kBsMaxWarps * 32, 1) bitserial_gemv_kernel(con
 
   // warp: broadcast from lane 0 so that ptxas knows it is warp-uniform (uniform registers; as
   // in smxx_gemv.cuh, docs/kernels/gemv.md v24).
-  const int warp = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x >> 5), 0), lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const int warp = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x >> 5), 0);
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const int S = p.warps, C = p.chunks;
   // The block's nt tiles t0 + i tstep (balanced): with p.tile_interleave bid, bid + G, ... of
   // the G blocks, else a contiguous range (as smxx_gemv.cuh; docs/kernels/gemv.md v16).

@@ -386,10 +386,8 @@ int smxx_gemv_resident_blocks(const GemmDesc& d, const GpuSpec& gpu, const gemv:
   int current = 0;
   LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
   if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(gpu.device));
-  int blocks = 0;
-  const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn, 32 * l.warps, l.smem_bytes);
+  const int blocks = prepare_kernel(fn, gpu.device, l.warps, l.smem_bytes);
   if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
-  LOWBIT_CUDA_CHECK(e);
   return blocks;
 }
 
