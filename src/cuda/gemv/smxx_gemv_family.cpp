@@ -345,7 +345,9 @@ gemv::GemvLaunch smxx_gemv_launch_for(const GemmDesc& d, const GpuSpec& gpu) {
   // tiles, so an SM with one block more ends last. Session 32 (docs/kernels/gemv.md v24): int8
   // activations, W4 g128, gate_up at m = 1, 8 warps x 2 blocks: at 72 registers (three blocks
   // fit) 21.7 us against 17.0 at 90 (two fit). So the dynamic shared memory is padded until
-  // no more than blocks_per_sm blocks fit.
+  // no more than blocks_per_sm blocks fit. In this build that touches only the int8-activation
+  // 4-bit kernels (per-channel, g64, g128: 72-82 registers) in their 8-warp launches; the cost:
+  // while they run, a following kernel's blocks (PDL) find that much less shared memory free.
   if (blocks > l.blocks_per_sm && l.ksplit <= 1) {
     const std::size_t optin = static_cast<std::size_t>(gpu.smem_per_block_optin);
     std::size_t padded = std::max(l.smem_bytes, static_cast<std::size_t>(gpu.smem_per_sm) / (l.blocks_per_sm + 1));
