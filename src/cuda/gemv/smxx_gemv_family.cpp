@@ -358,6 +358,7 @@ gemv::GemvLaunch smxx_gemv_launch_for(const GemmDesc& d, const GpuSpec& gpu) {
                   " blocks per SM for " + d.describe());
     l.smem_bytes = padded;
   }
+  l.resident_blocks = blocks;
   // Clusters (the k-split across blocks): how many the runtime keeps resident at once.
   int clusters = 0;
   cudaError_t e = cudaSuccess;
@@ -380,17 +381,6 @@ gemv::GemvLaunch smxx_gemv_launch_for(const GemmDesc& d, const GpuSpec& gpu) {
                 d.describe());
   gemv::finish_gemv_launch(l, (d.n + gemv::kTileRows - 1) / gemv::kTileRows, blocks, gpu, clusters);
   return l;
-}
-
-int smxx_gemv_resident_blocks(const GemmDesc& d, const GpuSpec& gpu, const gemv::GemvLaunch& l) {
-  const void* fn = gemv::gemv_kernel(kernel_row(d, gpu));
-  if (fn == nullptr) throw Error(std::string(kWho) + "no kernel for " + d.describe());
-  int current = 0;
-  LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
-  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(gpu.device));
-  const int blocks = prepare_kernel(fn, gpu.device, l.warps, l.smem_bytes);
-  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
-  return blocks;
 }
 
 std::unique_ptr<detail::GemmImpl> smxx_gemv_make(const GemmDesc& desc, const GpuSpec& gpu) {

@@ -28,10 +28,6 @@ std::unique_ptr<detail::GemmImpl> smxx_gemv_make(const GemmDesc& desc, const Gpu
 // The launch make() would use (tests print it; the bench records it).
 gemv::GemvLaunch smxx_gemv_launch_for(const GemmDesc& desc, const GpuSpec& gpu);
 
-// How many blocks of that launch's kernel an SM holds at once (its registers, warps and
-// dynamic shared memory): at most the launch's blocks_per_sm (tests).
-int smxx_gemv_resident_blocks(const GemmDesc& desc, const GpuSpec& gpu, const gemv::GemvLaunch& l);
-
 // Whether launches use programmatic dependent launch (sm_90 with sm_90 code; disabled by
 // LOWBIT_GEMV_PDL=0).
 bool smxx_gemv_uses_pdl(const GpuSpec& gpu);

@@ -185,6 +185,7 @@ struct GemvLaunch {
   bool tile_interleave = true; // block (cluster) b of G owns tiles b, b + G, ... (else a contiguous range)
   bool scale_prefetch = false; // tiled, grouped: the scale (zero) rows prefetched into L2 after the wait
   std::size_t smem_bytes = 0;  // dynamic shared memory of the launch
+  int resident_blocks = 0;     // blocks of this kernel an SM holds at smem_bytes (runtime); held <= blocks_per_sm without clusters
 };
 
 // Warps, ring and shared memory for a shape on a GPU (grid not yet known: it needs the
