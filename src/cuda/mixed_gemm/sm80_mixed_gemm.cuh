@@ -311,7 +311,62 @@ struct Sm80MixedGemm {
           if constexpr (kScaleAfter) tile.template flush<kHalves>(sf);
         }
       };
+      // Groups of 128 columns or per-channel scales (kScaleAfter tiles): a warp's stage
+      // columns are whole 128-column blocks (WARP_K is 128 or 256, its chunks contiguous and
+      // 128-aligned), each inside one group. So the block's zero points and scales are read
+      // once, its k16 steps accumulate into one mma chain per (strip, token block) that
+      // starts from a zero C, and one flush per block adds it to acc (per-channel: times 1,
+      // the epilogue scales). The narrow loop above reads them per 32-column half and
+      // flushes per half, as groups of 32 need: for group 128 that is 4x the flush FFMAs (32
+      // -> 8 per strip and token block per 128 columns) and the scale / zero-point reads and
+      // conversions. SASS (t16, W4 g128 f16, full stage): ~556 -> ~432 instructions per warp.
+      // Session 33 (docs/kernels/mixed_gemm.md v8), H200, same run, Suite-1 sums at m = 16,
+      // us: W4 g128 f16 68.9 -> 61.7, asym f16 75.7 -> 62.1, W8 per-channel f16 90.1 -> 81.0.
+      auto chunks_wide = [&](auto check_c, auto sym_c) {
+        constexpr int kBlockChunks = 128 / CHUNK_K;  // chunks per 128-column block
+        static_assert(!kScaleAfter || CPW % kBlockChunks == 0, "a warp's stage columns are whole 128-column blocks");
+        Consts cst[STRIPS];
+        float sf[2][STRIPS][2];
+        bool started = true;  // the block's first chunk is inside k (checked stages)
+        mixed_gemm_detail::static_for<CPW>([&](auto c_c) {
+          constexpr int c = decltype(c_c)::value;
+          constexpr bool kFirst = c % kBlockChunks == 0, kLast = c % kBlockChunks == kBlockChunks - 1;
+          const int chunk = wk * CPW + c;
+          const int kl = chunk * CHUNK_K;
+          bool inside = true;
+          if constexpr (decltype(check_c)::value) inside = k_comp + kl < k_end;  // same for the whole warp
+          if constexpr (kFirst) started = inside;
+          if (inside) {
+            if constexpr (kFirst) load_consts(cst, sf[0], kl);
+            uint4 wq[STRIPS];
+#pragma unroll
+            for (int i = 0; i < STRIPS; ++i)
+              wq[i] = *reinterpret_cast<const uint4*>(st + (((strip0 + i) * CPS + chunk) * 32 + lane) * 16);
+            uint32_t b[STEPS][MBLK][2];
+            mixed_gemm_detail::static_for<STEPS>([&](auto step_c) {
+              constexpr int kStep = decltype(step_c)::value;
+              if constexpr (MBLK == 1) {
+                if constexpr (kStep % 2 == 0)
+                  tile.template load_b2<BLOCK_K>(b[kStep], b[kStep + 1], x_st, kl + kStep * 16);
+              } else {
+                tile.template load_b<BLOCK_K>(b[kStep], x_st, kl + kStep * 16);
+              }
+              tile.template step<kStep, 0, kFirst && kStep == 0, decltype(sym_c)::value>(wq, cst, b[kStep]);
+            });
+          }
+          if constexpr (kLast) {
+            if (started) tile.template flush<1>(sf);
+          }
+        });
+      };
       auto run_chunks = [&](auto sym_c) {
+        if constexpr (kScaleAfter) {
+          if (gs == 0 || gs >= 128) {
+            if (k_comp + BLOCK_K <= k_end) chunks_wide(std::false_type{}, sym_c);
+            else chunks_wide(std::true_type{}, sym_c);
+            return;
+          }
+        }
         if (k_comp + BLOCK_K <= k_end) chunks(std::false_type{}, sym_c);
         else chunks(std::true_type{}, sym_c);
       };
