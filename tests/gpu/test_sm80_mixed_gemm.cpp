@@ -302,6 +302,16 @@ TEST(sm80_mixed_gemm, every_config_and_split_mode) {
         c.f = fmt(8, 0, ZeroPoint::kSymmetric, t);
         c.m = 5;
         check_case(c);
+        // Groups of 128 and per-channel weights with zero points: the small tiles' loop over
+        // 128-column blocks (docs/kernels/mixed_gemm.md v8), with a partial last stage (k =
+        // 1152: 4.5 stages of 256, 9 of 128) and uneven splits.
+        c.k = 1152;
+        c.m = 13;
+        for (const IntWeightFormat& f : {fmt(4, 128, ZeroPoint::kInteger, t), fmt(8, 128, ZeroPoint::kInteger, t),
+                                         fmt(4, 0, ZeroPoint::kInteger, t)}) {
+          c.f = f;
+          check_case(c);
+        }
       }
 }
 
