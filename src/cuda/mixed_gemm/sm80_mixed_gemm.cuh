@@ -278,6 +278,22 @@ struct Sm80MixedGemm {
       // halves are independent mma chains.
       constexpr int kHalves = STEPS == 4 ? 2 : 1;
 
+      // The lane's 16 bytes of chunk `chunk` of every strip of the warp.
+      auto load_wq = [&](uint4 (&wq)[STRIPS], int chunk) {
+#pragma unroll
+        for (int i = 0; i < STRIPS; ++i)
+          wq[i] = *reinterpret_cast<const uint4*>(st + (((strip0 + i) * CPS + chunk) * 32 + lane) * 16);
+      };
+      // B fragments of k16 step kStep of the chunk at stage column kl (one token block: two
+      // steps per ldmatrix, at the even step).
+      auto load_b_step = [&](auto step_c, uint32_t (&b)[STEPS][MBLK][2], int kl) {
+        constexpr int kStep = decltype(step_c)::value;
+        if constexpr (MBLK == 1) {
+          if constexpr (kStep % 2 == 0) tile.template load_b2<BLOCK_K>(b[kStep], b[kStep + 1], x_st, kl + kStep * 16);
+        } else {
+          tile.template load_b<BLOCK_K>(b[kStep], x_st, kl + kStep * 16);
+        }
+      };
       // A full stage runs without bounds checks, so the compiler can interleave the
       // warp's chunks (independent mma chains); only the last stage of a split checks.
       auto chunks = [&](auto check_c, auto sym_c) {
@@ -289,9 +305,7 @@ struct Sm80MixedGemm {
             if (k_comp + kl >= k_end) break;  // same for the whole warp
           }
           uint4 wq[STRIPS];
-#pragma unroll
-          for (int i = 0; i < STRIPS; ++i)
-            wq[i] = *reinterpret_cast<const uint4*>(st + (((strip0 + i) * CPS + chunk) * 32 + lane) * 16);
+          load_wq(wq, chunk);
           Consts cst[kHalves][STRIPS];
           float sf[2][STRIPS][2];
 #pragma unroll
@@ -300,12 +314,7 @@ struct Sm80MixedGemm {
           mixed_gemm_detail::static_for<STEPS>([&](auto step_c) {
             constexpr int kStep = decltype(step_c)::value;
             constexpr int kHalf = kHalves == 2 ? kStep / 2 : 0;
-            if constexpr (MBLK == 1) {
-              if constexpr (kStep % 2 == 0)
-                tile.template load_b2<BLOCK_K>(b[kStep], b[kStep + 1], x_st, kl + kStep * 16);
-            } else {
-              tile.template load_b<BLOCK_K>(b[kStep], x_st, kl + kStep * 16);
-            }
+            load_b_step(step_c, b, kl);
             tile.template step<kStep, kHalf, kStep == 2 * kHalf, decltype(sym_c)::value>(wq, cst[kHalf], b[kStep]);
           });
           if constexpr (kScaleAfter) tile.template flush<kHalves>(sf);
@@ -339,18 +348,11 @@ struct Sm80MixedGemm {
           if (inside) {
             if constexpr (kFirst) load_consts(cst, sf[0], kl);
             uint4 wq[STRIPS];
-#pragma unroll
-            for (int i = 0; i < STRIPS; ++i)
-              wq[i] = *reinterpret_cast<const uint4*>(st + (((strip0 + i) * CPS + chunk) * 32 + lane) * 16);
+            load_wq(wq, chunk);
             uint32_t b[STEPS][MBLK][2];
             mixed_gemm_detail::static_for<STEPS>([&](auto step_c) {
               constexpr int kStep = decltype(step_c)::value;
-              if constexpr (MBLK == 1) {
-                if constexpr (kStep % 2 == 0)
-                  tile.template load_b2<BLOCK_K>(b[kStep], b[kStep + 1], x_st, kl + kStep * 16);
-              } else {
-                tile.template load_b<BLOCK_K>(b[kStep], x_st, kl + kStep * 16);
-              }
+              load_b_step(step_c, b, kl);
               tile.template step<kStep, 0, kFirst && kStep == 0, decltype(sym_c)::value>(wq, cst, b[kStep]);
             });
           }
