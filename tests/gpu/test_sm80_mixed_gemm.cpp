@@ -277,6 +277,15 @@ TEST(sm80_mixed_gemm, plan_follows_measurements) {
   EXPECT_EQ(plan(8, 6, down, k_down), "t16_s2");  // one t8 CTA per SM
   EXPECT_EQ(plan(8, 16, o, k), "t16_s2");
   EXPECT_EQ(plan(8, 16, gate_up, k), "t16n256_s1");
+  // m = 17..32: t32 (session-34 sweep, W4 g128 f16 at m = 32: s2 / s2 / s1 / s2 best, o s4
+  // 14.4 against s2 10.9 us, down s4 33.5 against 27.2); t64 from m = 33.
+  for (int bits : {4, 8}) {
+    EXPECT_EQ(plan(bits, 32, qkv, k), "t32_s2");
+    EXPECT_EQ(plan(bits, 17, o, k), "t32_s2");
+    EXPECT_EQ(plan(bits, 32, gate_up, k), "t32_s1");
+    EXPECT_EQ(plan(bits, 32, down, k_down), "t32_s2");
+    EXPECT_EQ(plan(bits, 33, gate_up, k), "t64_s1");
+  }
   // Programmatic dependent launch (sm_90) only for grids of more CTAs than SMs (measured:
   // mixed_gemm_pdl_pays): Suite 1 at m = 16 on 132 SMs, qkv 96 tiles x 2 splits, o 64 x 2.
   EXPECT_TRUE(cuda::mixed_gemm_pdl_pays(96 * 2, 132));
@@ -672,7 +681,15 @@ std::vector<std::pair<int, int>> bench_candidates(int64_t m) {
     }
     return small;
   }
-  if (m <= 64) return {{2, 1}, {2, 2}, {2, 4}, {2, 8}, {3, 1}, {3, 2}, {3, 4}};
+  if (m <= 64) {
+    std::vector<std::pair<int, int>> c = {{2, 1}, {2, 2}, {2, 4}, {2, 8}, {3, 1}, {3, 2}, {3, 4}};
+    for (const char* tag : {"t32"}) {
+      const int ci = cuda::mixed_gemm_config_index(tag);
+      if (ci >= 0)
+        for (int s : {1, 2, 4}) c.push_back({ci, s});
+    }
+    return c;
+  }
   if (m <= 256) return {{3, 1}, {3, 2}, {3, 4}};
   return {{3, 1}, {3, 2}};
 }
@@ -748,7 +765,7 @@ TEST(sm80_mixed_gemm_bench, DISABLED_suite1) {  // a dev tool: run with --gtest_
         d.w = WeightFormat::integer(f);
         d.out_dtype = f.scale_dtype;
         std::vector<std::optional<MixedGemmPlan>> plans = {std::nullopt};
-        if (sweep_plans && (vname == "w4g128/f16" || m <= 16))
+        if (sweep_plans && (vname == "w4g128/f16" || m <= 64))
           for (auto [cfg, s] : bench_candidates(m)) plans.push_back(plan_of(cfg, s));
         for (const auto& plan : plans) {
           std::unique_ptr<detail::GemmImpl> impl = make_impl(d, plan);

@@ -269,22 +269,24 @@ TEST(sm90_mixed_gemm, two_streams_concurrently) {
   expect_two_streams_match(call_of(p0), call_of(p1), call_of(p2));
 }
 
-// The public API picks this family from m = 17 on and sm80_mixed_gemm below (select.cpp),
-// and act-order weights stay with sm80_mixed_gemm.
+// The public API picks this family from m = 17 on for 8-bit weights and from m = 33 on for
+// 4-bit weights, sm80_mixed_gemm below (select.cpp), and act-order weights stay with
+// sm80_mixed_gemm.
 TEST(sm90_mixed_gemm, public_api_selection) {
   REQUIRE_SM90A();
-  for (int64_t m : {16, 17, 4096}) {
-    Case c;
-    c.f = fmt(4, 128, ZeroPoint::kSymmetric, DType::kF16);
-    c.m = m;
-    c.n = 256;
-    c.k = 1024;
-    Gemm g(desc_of(c), Device::cuda(0));
-    ASSERT_TRUE(g.can_implement().ok()) << g.can_implement().message();
-    const char* want = m >= 17 ? "sm90_mixed_gemm" : "sm80_mixed_gemm";
-    EXPECT_EQ(g.kernel_name().rfind(want, 0), 0u) << "m=" << m << ": " << g.kernel_name();
-    EXPECT_EQ(g.weight_layout(), "tiled_w4_v1");
-  }
+  for (int bits : {4, 8})
+    for (int64_t m : {16, 17, 32, 33, 4096}) {
+      Case c;
+      c.f = fmt(bits, 128, ZeroPoint::kSymmetric, DType::kF16);
+      c.m = m;
+      c.n = 256;
+      c.k = 1024;
+      Gemm g(desc_of(c), Device::cuda(0));
+      ASSERT_TRUE(g.can_implement().ok()) << g.can_implement().message();
+      const char* want = m >= (bits == 4 ? 33 : 17) ? "sm90_mixed_gemm" : "sm80_mixed_gemm";
+      EXPECT_EQ(g.kernel_name().rfind(want, 0), 0u) << "bits=" << bits << " m=" << m << ": " << g.kernel_name();
+      EXPECT_EQ(g.weight_layout(), bits == 4 ? "tiled_w4_v1" : "tiled_w8_v1");
+    }
   Case c;
   c.f = fmt(4, 128, ZeroPoint::kSymmetric, DType::kF16);
   c.f.act_order = true;

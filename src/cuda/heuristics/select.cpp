@@ -76,8 +76,10 @@ const std::vector<FamilyEntry>& kernel_family_table() {
 // =======================================================================================
 namespace {
 
-// The smallest m that sm90_mixed_gemm takes ahead of sm80_mixed_gemm (rule below).
+// The smallest m that sm90_mixed_gemm takes ahead of sm80_mixed_gemm (rule below), and the
+// largest m up to which 4-bit weights stay on sm80_mixed_gemm's 32-token tile instead.
 constexpr int64_t kSm90MixedMinM = 17;
+constexpr int64_t kSm80Mixed4BitMaxM = 32;
 // The largest m that smxx_gemv takes ahead of the mixed GEMMs (rule below).
 constexpr int64_t kGemvFirstMaxM = 8;
 // Long k over few rows (k >= 2 n, Suite 1's down): smxx_gemv first while its launch holds
@@ -184,7 +186,14 @@ std::vector<const FamilyEntry*> apply_selection_rules(const GemmDesc& desc, cons
   // sums, each family pinned with LOWBIT_CUDA_FAMILIES): W4 g128 f16 sm80 83.1 / 152.9 / 162.6
   // us at m = 16 / 32 / 64 against sm90 98.2 / 97.9 / 101.8; W8 per-channel 94.4 / 182.7 / 196.3
   // against 103.2 / 97.7 / 96.7 (docs/kernels/mixed_gemm.md, "sm90_mixed_gemm").
-  if (desc.w.kind == WeightKind::kInt && desc.m < kSm90MixedMinM) {
+  // 4-bit weights up to m = 32: sm80_mixed_gemm's 32-token tile (t32) first. H200, session 34,
+  // same run, us per layer qkv / o / gate_up / down, sm80 (plan sweep, t32) against sm90: W4
+  // g128 f16 m = 17 11.4 / 10.4 / 37.9 / 26.0 against 16.8 / 11.7 / 49.5 / 26.1, m = 32 11.9
+  // / 10.9 / 39.7 / 27.2 against 16.9 / 11.8 / 50.1 / 26.4; at m = 48 sm90 wins (qkv 18.0 /
+  // gate_up 50.1 / down 26.8 against 19.7 / 58.5 / 34.7). 8-bit weights stay on sm90 from
+  // m = 17 (W8 per-channel f16 m = 32: gate_up 60.5 / down 29.2 against 44.8 / 24.1).
+  const bool sm80_4bit = desc.w.kind == WeightKind::kInt && desc.w.int_format.bits == 4 && desc.m <= kSm80Mixed4BitMaxM;
+  if (desc.w.kind == WeightKind::kInt && (desc.m < kSm90MixedMinM || sm80_4bit)) {
     auto at = [&](const char* name) {
       return std::find_if(order.begin(), order.end(), [&](const FamilyEntry* f) { return std::string(f->name) == name; });
     };

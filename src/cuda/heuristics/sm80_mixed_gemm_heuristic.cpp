@@ -1,7 +1,8 @@
 // The sm80 mixed GEMM's tile heuristic (docs/kernels/mixed_gemm.md, "Heuristic"):
 //   1. the configuration from m and n (config_for below): t8 at m <= 8 while it fits (its
 //      activation stage, occupancy and one wave), t16 up to m = 16, the wide 16-token tiles
-//      (t16n128 / t16n256) for gate_up-like n from m = 3 (4-bit) / 2 (8-bit), t64 up to 64,
+//      (t16n128 / t16n256) for gate_up-like n from m = 3 (4-bit) / 2 (8-bit), t32 up to 32,
+//      t64 up to 64,
 //      t128 above (faster than 128 x 256 tiles at every m >= 256 on H200);
 //   2. split-K, doubling while the grid has fewer than split_below x SMs CTAs and every
 //      split keeps at least min_split_iters pipeline stages (short splits pay the prologue
@@ -19,8 +20,8 @@ namespace lowbit::cuda {
 
 namespace {
 
-constexpr int kT8 = 0, kT16 = 1, kT64 = 2, kT128 = 3, kT16N128 = 4, kT16N256 = 5;
-static_assert(kMixedGemmConfigCount == 6, "config indices below follow kMixedGemmConfigs");
+constexpr int kT8 = 0, kT16 = 1, kT64 = 2, kT128 = 3, kT16N128 = 4, kT16N256 = 5, kT32 = 6;
+static_assert(kMixedGemmConfigCount == 7, "config indices below follow kMixedGemmConfigs");
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -81,6 +82,10 @@ int config_for(const MixedGemmProblem& p) {
       return kT16N128;
     return kT16;
   }
+  // m = 17..32: the 32-token tile (table: session-34 sweep); t64 from m = 33 (two t32 token
+  // tiles ran qkv / down at m = 48 in 19.7 / 34.7 us against t64's 22.4 / 54.9, but gate_up
+  // in 73.5 against 58.5).
+  if (p.m <= 32) return kT32;
   if (p.m <= 64) return kT64;
   return kT128;
 }

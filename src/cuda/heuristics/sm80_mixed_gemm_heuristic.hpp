@@ -36,7 +36,7 @@ struct MixedGemmTileConfig {
 
 // THE table of instantiated configurations. Every row costs four kernels per architecture
 // (f16/bf16 x 4/8-bit), so a row is added only with a measurement that needs it.
-inline constexpr int kMixedGemmConfigCount = 6;
+inline constexpr int kMixedGemmConfigCount = 7;
 inline constexpr MixedGemmTileConfig kMixedGemmConfigs[kMixedGemmConfigCount] = {
     // m <= 8 (decode). Weight streaming: one 16-channel strip per CTA gives n/16 CTAs
     // (256 for n = 4096); the four warps split each 1024-column stage along k, 4 chunks
@@ -66,6 +66,13 @@ inline constexpr MixedGemmTileConfig kMixedGemmConfigs[kMixedGemmConfigCount] = 
     // leave one CTA per SM. No split (112 CTAs for gate_up). Session 14, W8 per-channel f16
     // gate_up: m = 8 37.5 against t16 40.9; m = 16 38.5 against 41.5.
     {256, 16, 128, 8, 1, 1, 4, 2, 0.8f, 8, "t16n256", "m<=16, many tiles, 8-bit: 8 warps x 32 channels"},
+    // m = 17..32: t16 with 32 tokens (4 token blocks per warp, scales still applied to the
+    // fp32 mma results: 219 registers, 2 CTAs per SM). Session 34 (H200, W4 g128 f16, us,
+    // plan sweep): m = 32 qkv / o / gate_up / down 11.9 / 10.9 / 39.7 / 27.2 (s2 / s2 / s1 /
+    // s2) against t64's best 20.3 / 21.3 / 57.4 / 50.0 and sm90_mixed_gemm's 16.9 / 11.8 /
+    // 50.1 / 26.4; a 128-channel, 8-warp form (t16n128 with 32 tokens) spilled at 128
+    // registers and ran 16.8-51.0 on the same layers at m = 17.
+    {64, 32, 256, 2, 1, 2, 4, 2, 0.9f, 8, "t32", "m<=32: t16 with 32 tokens, scales after the mma"},
 };
 
 // How the split-K partial sums of one output tile are combined. Every mode sums the splits

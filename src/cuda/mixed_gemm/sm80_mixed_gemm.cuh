@@ -64,8 +64,9 @@ struct Sm80MixedGemm {
   static constexpr int CPW = WARP_K / CHUNK_K;          // chunks per warp per stage
   static constexpr int STEPS = CHUNK_K / 16;            // k16 steps per chunk
   static constexpr int SLOTS = BLOCK_K / 32;            // scale rows per stage (groups >= 32)
-  // Small token tiles apply group scales to the fp32 mma results (see the warp tile).
-  static constexpr bool kScaleAfter = MBLK <= 2;
+  // Token tiles of up to 32 per warp apply group scales to the fp32 mma results (see the
+  // warp tile); t64 / t128 scale the weights before the mma (the decode feeds 8-16 mma).
+  static constexpr bool kScaleAfter = MBLK <= 4;
   static constexpr bool kSymDecode = std::is_same_v<T, __nv_bfloat16> && BITS == 8;
 
   static_assert(BITS == 4 || BITS == 8, "4- and 8-bit weights");

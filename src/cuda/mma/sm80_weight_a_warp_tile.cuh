@@ -13,7 +13,8 @@
 //          (4 HMUL2 per 8 weights, amortised over MBLK token blocks: right for large m).
 //   true:  the mma runs on the exact integers q - z, each group's partial sum starts from a
 //          zero C (mma_m16n8k16_zero_c) and is added to acc with one fp32 FFMA per element
-//          and group (flush): fewer instructions when MBLK is 1 or 2, and more accurate.
+//          and group (flush): fewer instructions when MBLK is 1 to 4 (one flush per
+//          128-column block for groups of 128), and more accurate.
 //
 // The activation tile in shared memory is [rows][BLOCK_K] 16-bit values, its 16-byte units
 // XOR-swizzled by (row & 7) (x_tile_offset), so the 8 row addresses of each ldmatrix matrix
