@@ -64,12 +64,14 @@ struct Case {
   bool bias = false;
   bool uniform_act = true;
   std::optional<MixedGemmPlan> plan;
+  int smem_optin = 0;  // > 0: the family sees this per-block shared-memory limit (small variants)
   DType act() const { return f.scale_dtype; }
   std::string text() const {
     std::ostringstream s;
     s << "m=" << m << " n=" << n << " k=" << k << " " << f.name() << " " << dtype_name(act())
       << (bias ? " +bias" : "") << (f.act_order ? (uniform_act ? " g_idx=uniform" : " g_idx=any") : "");
     if (plan) s << " plan=" << plan->describe();
+    if (smem_optin > 0) s << " smem_optin=" << smem_optin;
     return s.str();
   }
 };
@@ -117,8 +119,10 @@ struct DeviceWeights {
   }
 };
 
-std::unique_ptr<detail::GemmImpl> make_impl(const GemmDesc& d, const std::optional<MixedGemmPlan>& plan) {
-  const cuda::GpuSpec& gpu = cuda::gpu_spec(0);
+std::unique_ptr<detail::GemmImpl> make_impl(const GemmDesc& d, const std::optional<MixedGemmPlan>& plan,
+                                            int smem_optin = 0) {
+  cuda::GpuSpec gpu = cuda::gpu_spec(0);
+  if (smem_optin > 0) gpu.smem_per_block_optin = smem_optin;
   throw_if_error(cuda::sm80_mixed_gemm_runs_on(gpu));
   throw_if_error(cuda::sm80_mixed_gemm_can_implement(d, gpu));
   return plan ? cuda::sm80_mixed_gemm_make_with_plan(d, gpu, *plan) : cuda::sm80_mixed_gemm_make(d, gpu);
@@ -146,7 +150,7 @@ std::vector<uint8_t> check_case(const Case& c, const Problem* given = nullptr, c
   const Problem local = given ? Problem{} : make_problem(c, seed);
   const Problem& pr = given ? *given : local;
   const GemmDesc d = desc_of(c);
-  std::unique_ptr<detail::GemmImpl> impl = make_impl(d, c.plan);
+  std::unique_ptr<detail::GemmImpl> impl = make_impl(d, c.plan, c.smem_optin);
   const PackedWeight packed = packed_in ? *packed_in : impl->pack(pr.w);
   const std::string what = c.text() + " kernel=" + impl->name() + " seed=" + std::to_string(seed);
   DeviceWeights w(packed);
@@ -322,6 +326,59 @@ TEST(sm80_mixed_gemm, every_config_and_split_mode) {
           check_case(c);
         }
       }
+}
+
+// GPUs that grant a block 99 KB of shared memory (sm_86 / sm_89: RTX 30 / 40, A10, L4, L40S)
+// run the small variant of every row whose table variant needs more (fewer stages). The
+// family is shown such a GPU (GpuSpec::smem_per_block_optin) and runs the variants here;
+// every row, both widths and dtypes, one and two splits, the default plans at Suite-1-like
+// m, and a limit below the small variants, which is refused with the sizes.
+TEST(sm80_mixed_gemm, small_shared_memory_variants) {
+  LOWBIT_REQUIRE_GPU();
+  constexpr int kAda = 99 * 1024;
+  int small_rows = 0;
+  for (int cfg = 0; cfg < cuda::kMixedGemmConfigCount; ++cfg)
+    for (int bits : {4, 8})
+      for (int s : {1, 2})
+        for (DType t : {DType::kF16, DType::kBF16}) {
+          if (small_mode() && (s == 2 || t == DType::kBF16)) continue;
+          Case c;
+          c.f = bits == 4 ? fmt(4, 128, ZeroPoint::kInteger, t) : fmt(8, 0, ZeroPoint::kSymmetric, t);
+          c.m = cuda::kMixedGemmConfigs[cfg].block_m + 3;  // a full and a partial token tile
+          c.n = 320;
+          c.k = 1152;  // partial last stage for every block_k
+          c.bias = true;
+          c.plan = plan_of(cfg, s);
+          c.smem_optin = kAda;
+          check_case(c);
+          const std::string name = make_impl(desc_of(c), c.plan, kAda)->name();
+          const bool small = name.find("_st") != std::string::npos;
+          small_rows += small;
+          // The table variant runs where the limit allows it (this GPU's own limit).
+          EXPECT_EQ(make_impl(desc_of(c), c.plan)->name().find("_st"), std::string::npos) << name;
+        }
+  EXPECT_GT(small_rows, 0);  // most rows need the small variant at 99 KB
+  for (int64_t m : {1, 16, 32, 64, 300}) {
+    Case c;
+    c.f = fmt(4, 128, ZeroPoint::kSymmetric, DType::kF16);
+    c.m = m;
+    c.n = 1024;
+    c.k = 2048;
+    c.smem_optin = kAda;
+    check_case(c);  // the default plan
+  }
+  Case c;
+  c.f = fmt(8, 0, ZeroPoint::kSymmetric, DType::kF16);
+  c.m = 64;
+  c.n = 320;
+  c.k = 512;
+  c.plan = plan_of(cuda::mixed_gemm_config_index("t16n256"), 1);
+  try {
+    (void)make_impl(desc_of(c), c.plan, 48 * 1024);
+    ADD_FAILURE() << "a 48 KB limit should refuse t16n256 8-bit";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("bytes of shared memory per block"), std::string::npos) << e.what();
+  }
 }
 
 TEST(sm80_mixed_gemm, act_order_any_g_idx) {

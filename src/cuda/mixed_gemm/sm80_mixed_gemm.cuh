@@ -43,7 +43,15 @@ LOWBIT_DEVICE void static_for(F&& f) {
 }
 }  // namespace mixed_gemm_detail
 
-template <typename T, int BITS, int CFG>
+// Dynamic shared memory a block of every sm_80+ GPU may use: 99 KB on sm_86 / sm_89 (Ampere
+// and Ada consumer and workstation parts: RTX 30 / 40, A10, A40, L4, L40S), 163 KB on sm_80,
+// 227 KB on sm_90. Most table rows need more at their table stage count (t16n128 4-bit: 4 x
+// 27 KB), so each has a SMALL variant with the stages that fit this (fewer cp.async stages,
+// same code), which the family launches where the GPU's opt-in limit is below the table
+// variant's need. Not measured on such a GPU (none in reach); tested on sm_90.
+inline constexpr int kMixedGemmSmallSmemBytes = 99 * 1024;
+
+template <typename T, int BITS, int CFG, bool SMALL = false>
 struct Sm80MixedGemm {
   static constexpr MixedGemmTileConfig kCfg = kMixedGemmConfigs[CFG];
   static constexpr int BLOCK_N = kCfg.block_n;
@@ -52,7 +60,14 @@ struct Sm80MixedGemm {
   static constexpr int WARPS_N = kCfg.warps_n;
   static constexpr int WARPS_M = kCfg.warps_m;
   static constexpr int WARPS_K = kCfg.warps_k;
-  static constexpr int STAGES = kCfg.stages;
+  // Bytes of one stage at BLOCK_M activation rows (stage_bytes(BLOCK_M) below).
+  static constexpr int kFullStageBytes =
+      BLOCK_N * BLOCK_K * BITS / 8 + BLOCK_K / 32 * BLOCK_N * 3 + BLOCK_M * BLOCK_K * 2;
+  static constexpr int kSmallStages = kMixedGemmSmallSmemBytes / kFullStageBytes < kCfg.stages
+                                          ? kMixedGemmSmallSmemBytes / kFullStageBytes
+                                          : kCfg.stages;
+  static constexpr int STAGES = SMALL ? kSmallStages : kCfg.stages;
+  static_assert(STAGES >= 2, "a pipeline of at least two stages fits the small shared-memory budget");
   static constexpr int THREADS = kCfg.threads();
   static constexpr int WARP_N = BLOCK_N / WARPS_N;
   static constexpr int WARP_M = BLOCK_M / WARPS_M;
@@ -94,6 +109,8 @@ struct Sm80MixedGemm {
                                                                 : Epilogue::bytes(x_rows(m));
   }
   static constexpr int kMaxSmemBytes = smem_bytes(BLOCK_M);
+  static_assert(kFullStageBytes == stage_bytes(BLOCK_M), "kFullStageBytes follows the stage layout");
+  static_assert(!SMALL || kMaxSmemBytes <= kMixedGemmSmallSmemBytes, "the small variant fits 99 KB");
 
   using WarpTile = WeightAWarpTile<T, BITS, STRIPS, MBLK, kScaleAfter>;
   using Decoder = typename WarpTile::Decoder;
@@ -407,13 +424,16 @@ struct Sm80MixedGemm {
   }
 };
 
-// Kernel entry: the only architecture guard of the family (CONVENTIONS.md).
-template <typename T, int BITS, int CFG>
+// Kernel entry: the only architecture guard of the family (CONVENTIONS.md). The SMALL
+// variants are built for every architecture, sm_90 included, although no sm_90 GPU needs
+// them: that is where the tests and compute-sanitizer run them (test
+// sm80_mixed_gemm.small_shared_memory_variants).
+template <typename T, int BITS, int CFG, bool SMALL>
 __global__ void __launch_bounds__(kMixedGemmConfigs[CFG].threads(), kMixedGemmConfigs[CFG].min_ctas)
     sm80_mixed_gemm_kernel(const MixedGemmParams p) {
 #if LOWBIT_HAS_SM80
   extern __shared__ __align__(128) unsigned char smem[];
-  Sm80MixedGemm<T, BITS, CFG>::run(p, smem);
+  Sm80MixedGemm<T, BITS, CFG, SMALL>::run(p, smem);
 #else
   LOWBIT_DEVICE_TRAP("sm80_mixed_gemm needs sm_80 or newer");
 #endif

@@ -42,31 +42,41 @@ bool uses_pdl(const GpuSpec& gpu, int64_t ctas) {
 
 size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
-// Occupancy of every configuration of (dtype, bits) for m tokens on `device`; also raises
-// each kernel's shared-memory limit there (cudaFuncSetAttribute is per device). Host-side
-// calls only, at construction.
+// Occupancy of every configuration of (dtype, bits) for m tokens on `gpu`; also raises each
+// kernel's shared-memory limit there (cudaFuncSetAttribute is per device). A row whose table
+// variant needs more dynamic shared memory than the GPU grants one block (sm_86 / sm_89: 99
+// KB) runs its small variant (fewer stages, kMixedGemmSmallSmemBytes); one that fits neither
+// is marked so (ctas_per_sm 0) and refused by make_with_plan. Host-side calls only, at
+// construction.
 struct Occupancy {
   int ctas_per_sm[kMixedGemmConfigCount] = {};
+  bool small[kMixedGemmConfigCount] = {};
+  bool fits[kMixedGemmConfigCount] = {};
 };
 
-Occupancy occupancy(DType act, int bits, int device, int64_t m) {
+Occupancy occupancy(DType act, int bits, const GpuSpec& gpu, int64_t m) {
   const MixedGemmKernels& k = kernels_for(act, bits);
   int current = 0;
   LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
-  if (current != device) LOWBIT_CUDA_CHECK(cudaSetDevice(device));
+  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(gpu.device));
   Occupancy occ;
   Status s;
   const int mm = static_cast<int>(std::min<int64_t>(m, 1 << 20));
-  for (int c = 0; c < kMixedGemmConfigCount && s.ok(); ++c) s = k.prepare(c, mm, &occ.ctas_per_sm[c]);
-  if (current != device) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
+  for (int c = 0; c < kMixedGemmConfigCount && s.ok(); ++c) {
+    occ.small[c] = k.variant(c, false).max_smem_bytes > gpu.smem_per_block_optin;
+    occ.fits[c] = k.variant(c, occ.small[c]).max_smem_bytes <= gpu.smem_per_block_optin;
+    if (occ.fits[c]) s = k.prepare(c, occ.small[c], mm, &occ.ctas_per_sm[c]);
+  }
+  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
   throw_if_error(s);
   return occ;
 }
 
 class Sm80MixedGemmImpl final : public detail::GemmImpl {
  public:
-  Sm80MixedGemmImpl(const GemmDesc& desc, const GpuSpec& gpu, const MixedGemmPlan& plan)
-      : desc_(desc), device_(gpu.device), plan_(plan), kernels_(&kernels_for(desc.a.dtype, desc.w.int_format.bits)) {
+  Sm80MixedGemmImpl(const GemmDesc& desc, const GpuSpec& gpu, const MixedGemmPlan& plan, bool small)
+      : desc_(desc), device_(gpu.device), plan_(plan), small_(small),
+        kernels_(&kernels_for(desc.a.dtype, desc.w.int_format.bits)) {
     const MixedGemmTileConfig& c = kMixedGemmConfigs[plan_.config];
     m_tiles_ = static_cast<int>((desc_.m + c.block_m - 1) / c.block_m);
     n_tiles_ = static_cast<int>((desc_.n + c.block_n - 1) / c.block_n);
@@ -82,7 +92,8 @@ class Sm80MixedGemmImpl final : public detail::GemmImpl {
     const IntWeightFormat& f = desc_.w.int_format;
     return std::string(kSm80MixedGemmName) + "_" + dtype_name(desc_.a.dtype) + "_w" + std::to_string(f.bits) + "_" +
            kMixedGemmConfigs[plan_.config].tag + "_s" + std::to_string(plan_.splits) +
-           (plan_.split_mode == MixedGemmSplitMode::kWorkspace ? "ws" : "");
+           (plan_.split_mode == MixedGemmSplitMode::kWorkspace ? "ws" : "") +
+           (small_ ? "_st" + std::to_string(kernels_->variant(plan_.config, true).stages) : "");
   }
   std::string weight_layout() const override { return tiled_layout_name(desc_.w.int_format.bits); }
   std::size_t workspace_size() const override { return act_bytes_ + partial_bytes_; }
@@ -141,7 +152,7 @@ class Sm80MixedGemmImpl final : public detail::GemmImpl {
       p.a = ws;
     }
     if (plan_.split_mode == MixedGemmSplitMode::kWorkspace) p.partials = reinterpret_cast<float*>(ws + act_bytes_);
-    if (Status s = kernels_->launch(p, plan_.config, plan_.splits, pdl_, stream); !s.ok()) return s;
+    if (Status s = kernels_->launch(p, plan_.config, small_, plan_.splits, pdl_, stream); !s.ok()) return s;
     if (plan_.split_mode == MixedGemmSplitMode::kWorkspace)
       return sm80_mixed_gemm_reduce_splits(desc_.a.dtype, p.partials, plan_.splits, p.m, p.n,
                                            f.group_size == 0 ? args.w.scales : nullptr, p.bias, args.out, stream);
@@ -151,6 +162,7 @@ class Sm80MixedGemmImpl final : public detail::GemmImpl {
   GemmDesc desc_;
   int device_;
   MixedGemmPlan plan_;
+  bool small_;  // the row's small shared-memory variant (occupancy())
   const MixedGemmKernels* kernels_;
   bool pdl_ = false;  // uses_pdl()
   int m_tiles_ = 0, n_tiles_ = 0;
@@ -183,7 +195,7 @@ MixedGemmPlan sm80_mixed_gemm_plan(const GemmDesc& d, const GpuSpec& gpu) {
   p.bits = d.w.int_format.bits;
   p.sm_count = gpu.sm_count;
   p.cc = build_has_code_for(gpu.cc, 90) ? gpu.cc : std::min(gpu.cc, 89);
-  const Occupancy occ = occupancy(d.a.dtype, p.bits, gpu.device, d.m);
+  const Occupancy occ = occupancy(d.a.dtype, p.bits, gpu, d.m);
   for (int c = 0; c < kMixedGemmConfigCount; ++c) p.ctas_per_sm[c] = occ.ctas_per_sm[c];
   return choose_mixed_gemm_plan(p);
 }
@@ -196,8 +208,12 @@ std::unique_ptr<detail::GemmImpl> sm80_mixed_gemm_make_with_plan(const GemmDesc&
     throw Error(std::string(kWho) + "cluster split-K needs sm_90 code for this GPU (sm_" + std::to_string(gpu.cc) + ")");
   if ((plan.splits > 1) != (plan.split_mode != MixedGemmSplitMode::kNone))
     throw Error(std::string(kWho) + "split mode does not match splits=" + std::to_string(plan.splits));
-  (void)occupancy(desc.a.dtype, desc.w.int_format.bits, gpu.device, desc.m);  // sets the smem limits
-  return std::make_unique<Sm80MixedGemmImpl>(desc, gpu, plan);
+  const Occupancy occ = occupancy(desc.a.dtype, desc.w.int_format.bits, gpu, desc.m);  // sets the smem limits
+  if (!occ.fits[plan.config])
+    throw Error(std::string(kWho) + "configuration " + kMixedGemmConfigs[plan.config].tag + " needs " +
+                std::to_string(kernels_for(desc.a.dtype, desc.w.int_format.bits).variant(plan.config, true).max_smem_bytes) +
+                " bytes of shared memory per block; " + gpu.name + " allows " + std::to_string(gpu.smem_per_block_optin));
+  return std::make_unique<Sm80MixedGemmImpl>(desc, gpu, plan, occ.small[plan.config]);
 }
 
 std::unique_ptr<detail::GemmImpl> sm80_mixed_gemm_make(const GemmDesc& desc, const GpuSpec& gpu) {

@@ -30,16 +30,25 @@ struct MixedGemmParams {
 
 // The kernels of one (activation dtype, bits) pair, all rows of kMixedGemmConfigs
 // (one translation unit per pair: sm80_mixed_gemm_{f16,bf16}_w{4,8}.cu).
+// One kernel of a table row: the table variant, or (small = true) the variant whose stages
+// fit kMixedGemmSmallSmemBytes (99 KB) for GPUs with less shared memory per block (sm_86 /
+// sm_89); rows that fit already have one variant, returned for both.
+struct MixedGemmVariant {
+  int stages = 0;          // cp.async pipeline stages
+  int max_smem_bytes = 0;  // dynamic shared memory at BLOCK_M tokens (the most any m needs)
+};
+
 struct MixedGemmKernels {
   // Enqueues the kernel of config `cfg` with grid (m_tiles * n_tiles, 1, splits); with
   // kCluster the splits of a tile form one cluster (1, 1, splits); with `pdl` as a
   // programmatic dependent launch (sm_90: the first stages' weights stream before
   // griddepcontrol.wait, sm80_multistage.cuh).
-  Status (*launch)(const MixedGemmParams& p, int cfg, int splits, bool pdl, Stream stream);
+  Status (*launch)(const MixedGemmParams& p, int cfg, bool small, int splits, bool pdl, Stream stream);
   // Raises the kernel's dynamic shared-memory limit on the current device and returns how
   // many CTAs of it fit on one SM for m tokens (the activation stages hold min(m, BLOCK_M)
   // rows).
-  Status (*prepare)(int cfg, int m, int* ctas_per_sm);
+  Status (*prepare)(int cfg, bool small, int m, int* ctas_per_sm);
+  MixedGemmVariant (*variant)(int cfg, bool small);
 };
 
 const MixedGemmKernels& sm80_mixed_gemm_kernels_f16_w4();
