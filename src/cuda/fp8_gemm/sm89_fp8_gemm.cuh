@@ -122,6 +122,8 @@ struct Sm89Fp8Gemm {
                                                                       : Epilogue::Tile::bytes(x_rows(m));
   }
   static constexpr int kMaxSmemBytes = smem_bytes(BLOCK_M);
+  // Ada (sm_89) grants a block 99 KB of dynamic shared memory: every row must fit it.
+  static_assert(kMaxSmemBytes <= 99 * 1024, "an sm89_fp8_gemm row fits the 99 KB of an sm_89 block");
 
   // Byte offset of 16-byte unit `unit` of row `row` in a region of BLOCK_K-byte rows.
   LOWBIT_HD static constexpr int swizzled(int row, int unit) { return row * BLOCK_K + ((unit ^ (row & 7)) * 16); }
