@@ -60,14 +60,6 @@ struct Sm80MixedGemm {
   static constexpr int WARPS_N = kCfg.warps_n;
   static constexpr int WARPS_M = kCfg.warps_m;
   static constexpr int WARPS_K = kCfg.warps_k;
-  // Bytes of one stage at BLOCK_M activation rows (stage_bytes(BLOCK_M) below).
-  static constexpr int kFullStageBytes =
-      BLOCK_N * BLOCK_K * BITS / 8 + BLOCK_K / 32 * BLOCK_N * 3 + BLOCK_M * BLOCK_K * 2;
-  static constexpr int kSmallStages = kMixedGemmSmallSmemBytes / kFullStageBytes < kCfg.stages
-                                          ? kMixedGemmSmallSmemBytes / kFullStageBytes
-                                          : kCfg.stages;
-  static constexpr int STAGES = SMALL ? kSmallStages : kCfg.stages;
-  static_assert(STAGES >= 2, "a pipeline of at least two stages fits the small shared-memory budget");
   static constexpr int THREADS = kCfg.threads();
   static constexpr int WARP_N = BLOCK_N / WARPS_N;
   static constexpr int WARP_M = BLOCK_M / WARPS_M;
@@ -98,6 +90,14 @@ struct Sm80MixedGemm {
   static constexpr int kZBytes = SLOTS * BLOCK_N;
   static constexpr int kFixedStageBytes = kWBytes + kSBytes + kZBytes;
   static_assert(kFixedStageBytes % 16 == 0, "stage regions stay 16-byte aligned");
+  // Stages: the table's, or (SMALL) as many stages of BLOCK_M activation rows as fit
+  // kMixedGemmSmallSmemBytes.
+  static constexpr int kFullStageBytes = kFixedStageBytes + BLOCK_M * BLOCK_K * 2;
+  static constexpr int kSmallStages = kMixedGemmSmallSmemBytes / kFullStageBytes < kCfg.stages
+                                          ? kMixedGemmSmallSmemBytes / kFullStageBytes
+                                          : kCfg.stages;
+  static constexpr int STAGES = SMALL ? kSmallStages : kCfg.stages;
+  static_assert(STAGES >= 2, "a pipeline of at least two stages fits the small shared-memory budget");
   using Epilogue = TileEpilogue<T, BLOCK_M, BLOCK_N, THREADS>;
 
   LOWBIT_HD static constexpr int x_rows(int m) { return MBLK == 1 && m < BLOCK_M ? m : BLOCK_M; }
@@ -109,7 +109,6 @@ struct Sm80MixedGemm {
                                                                 : Epilogue::bytes(x_rows(m));
   }
   static constexpr int kMaxSmemBytes = smem_bytes(BLOCK_M);
-  static_assert(kFullStageBytes == stage_bytes(BLOCK_M), "kFullStageBytes follows the stage layout");
   static_assert(!SMALL || kMaxSmemBytes <= kMixedGemmSmallSmemBytes, "the small variant fits 99 KB");
 
   using WarpTile = WeightAWarpTile<T, BITS, STRIPS, MBLK, kScaleAfter>;
