@@ -51,54 +51,18 @@ Status prepare_mixed_gemm_config(int m, int* ctas_per_sm) {
 template <typename T, int BITS, int CFG>
 inline constexpr bool kHasSmallVariant = Sm80MixedGemm<T, BITS, CFG, true>::STAGES < Sm80MixedGemm<T, BITS, CFG>::STAGES;
 
-template <typename T, int BITS, int... CFGS>
-Status launch_mixed_gemm_dispatch(std::integer_sequence<int, CFGS...>, const MixedGemmParams& p, int cfg, bool small,
-                                  int splits, bool pdl, Stream stream) {
-  Status s = Status::Fail("lowbit: sm80_mixed_gemm: no tile configuration " + std::to_string(cfg));
+// Calls f(integral_constant<C>, bool_constant<SMALL>) for row `cfg` of the table, with SMALL
+// the row's small variant when `small` is asked and the row has one; false if no row is cfg.
+template <typename T, int BITS, typename F, int... CFGS>
+bool with_mixed_gemm_variant(std::integer_sequence<int, CFGS...>, int cfg, bool small, F&& f) {
   auto one = [&](auto cfg_c) {
     constexpr int C = decltype(cfg_c)::value;
     if constexpr (kHasSmallVariant<T, BITS, C>) {
-      if (small) {
-        (void)(s = launch_mixed_gemm_config<T, BITS, C, true>(p, splits, pdl, stream));
-        return;
-      }
+      if (small) return f(cfg_c, std::true_type{});
     }
-    (void)(s = launch_mixed_gemm_config<T, BITS, C, false>(p, splits, pdl, stream));
+    f(cfg_c, std::false_type{});
   };
-  ((cfg == CFGS ? one(std::integral_constant<int, CFGS>{}) : (void)0), ...);
-  return s;
-}
-
-template <typename T, int BITS, int... CFGS>
-Status prepare_mixed_gemm_dispatch(std::integer_sequence<int, CFGS...>, int cfg, bool small, int m, int* ctas_per_sm) {
-  Status s = Status::Fail("lowbit: sm80_mixed_gemm: no tile configuration " + std::to_string(cfg));
-  auto one = [&](auto cfg_c) {
-    constexpr int C = decltype(cfg_c)::value;
-    if constexpr (kHasSmallVariant<T, BITS, C>) {
-      if (small) {
-        (void)(s = prepare_mixed_gemm_config<T, BITS, C, true>(m, ctas_per_sm));
-        return;
-      }
-    }
-    (void)(s = prepare_mixed_gemm_config<T, BITS, C, false>(m, ctas_per_sm));
-  };
-  ((cfg == CFGS ? one(std::integral_constant<int, CFGS>{}) : (void)0), ...);
-  return s;
-}
-
-template <typename T, int BITS, int... CFGS>
-MixedGemmVariant mixed_gemm_variant_dispatch(std::integer_sequence<int, CFGS...>, int cfg, bool small) {
-  MixedGemmVariant v;
-  auto one = [&](auto cfg_c) {
-    constexpr int C = decltype(cfg_c)::value;
-    using Table = Sm80MixedGemm<T, BITS, C, false>;
-    using Small = Sm80MixedGemm<T, BITS, C, true>;
-    const bool use_small = small && kHasSmallVariant<T, BITS, C>;
-    v.stages = use_small ? Small::STAGES : Table::STAGES;
-    v.max_smem_bytes = use_small ? Small::kMaxSmemBytes : Table::kMaxSmemBytes;
-  };
-  ((cfg == CFGS ? one(std::integral_constant<int, CFGS>{}) : (void)0), ...);
-  return v;
+  return ((cfg == CFGS ? (one(std::integral_constant<int, CFGS>{}), true) : false) || ...);
 }
 
 template <typename T, int BITS>
@@ -106,12 +70,30 @@ const MixedGemmKernels& mixed_gemm_kernels() {
   using Seq = std::make_integer_sequence<int, kMixedGemmConfigCount>;
   static const MixedGemmKernels kKernels = {
       [](const MixedGemmParams& p, int cfg, bool small, int splits, bool pdl, Stream stream) {
-        return launch_mixed_gemm_dispatch<T, BITS>(Seq{}, p, cfg, small, splits, pdl, stream);
+        Status s = Status::Fail("lowbit: sm80_mixed_gemm: no tile configuration " + std::to_string(cfg));
+        with_mixed_gemm_variant<T, BITS>(Seq{}, cfg, small, [&](auto cfg_c, auto small_c) {
+          (void)(s = launch_mixed_gemm_config<T, BITS, decltype(cfg_c)::value, decltype(small_c)::value>(p, splits,
+                                                                                                        pdl, stream));
+        });
+        return s;
       },
       [](int cfg, bool small, int m, int* ctas_per_sm) {
-        return prepare_mixed_gemm_dispatch<T, BITS>(Seq{}, cfg, small, m, ctas_per_sm);
+        Status s = Status::Fail("lowbit: sm80_mixed_gemm: no tile configuration " + std::to_string(cfg));
+        with_mixed_gemm_variant<T, BITS>(Seq{}, cfg, small, [&](auto cfg_c, auto small_c) {
+          (void)(s = prepare_mixed_gemm_config<T, BITS, decltype(cfg_c)::value, decltype(small_c)::value>(m,
+                                                                                                         ctas_per_sm));
+        });
+        return s;
       },
-      [](int cfg, bool small) { return mixed_gemm_variant_dispatch<T, BITS>(Seq{}, cfg, small); },
+      [](int cfg, bool small) {
+        MixedGemmVariant v;
+        with_mixed_gemm_variant<T, BITS>(Seq{}, cfg, small, [&](auto cfg_c, auto small_c) {
+          using K = Sm80MixedGemm<T, BITS, decltype(cfg_c)::value, decltype(small_c)::value>;
+          v.stages = K::STAGES;
+          v.max_smem_bytes = K::kMaxSmemBytes;
+        });
+        return v;
+      },
   };
   return kKernels;
 }
