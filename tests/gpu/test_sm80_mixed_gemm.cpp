@@ -290,11 +290,65 @@ TEST(sm80_mixed_gemm, plan_follows_measurements) {
     EXPECT_EQ(plan(bits, 32, down, k_down), "t32_s2");
     EXPECT_EQ(plan(bits, 33, gate_up, k), "t64_s1");
   }
+  // sm_90 cluster splits only while every tile's cluster is resident at once (session 35, H100,
+  // W8 per-channel f16 t32 at one CTA per SM, 66 resident clusters of 2): qkv (96 tiles) at
+  // m = 24 s1 17.8 against s2 20.5 us, o (64 tiles) keeps s2.
+  auto plan_w8_t32 = [](int64_t n, int64_t k) {
+    cuda::MixedGemmProblem p;
+    p.m = 24, p.n = n, p.k = k, p.bits = 8, p.sm_count = 132, p.cc = 90;
+    for (int c = 0; c < cuda::kMixedGemmConfigCount; ++c) {
+      p.ctas_per_sm[c] = 1;
+      p.resident_clusters[c][1] = 66, p.resident_clusters[c][2] = 33, p.resident_clusters[c][3] = 16;
+    }
+    return cuda::choose_mixed_gemm_plan(p).describe();
+  };
+  EXPECT_EQ(plan_w8_t32(qkv, k), "t32 s1");
+  EXPECT_EQ(plan_w8_t32(o, k), "t32 s2 cluster");
+  EXPECT_EQ(plan_w8_t32(down, k_down), "t32 s2 cluster");
   // Programmatic dependent launch (sm_90) only for grids of more CTAs than SMs (measured:
   // mixed_gemm_pdl_pays): Suite 1 at m = 16 on 132 SMs, qkv 96 tiles x 2 splits, o 64 x 2.
   EXPECT_TRUE(cuda::mixed_gemm_pdl_pays(96 * 2, 132));
   EXPECT_FALSE(cuda::mixed_gemm_pdl_pays(64 * 2, 132));
   EXPECT_FALSE(cuda::mixed_gemm_pdl_pays(132, 132));
+}
+
+// Cluster split-K keeps a tile's splits in one GPC, so fewer clusters may be resident than
+// SMs x CTAs per SM / splits (cudaOccupancyMaxActiveClusters). The default plans of Suite 1
+// launch no more clusters than stay resident (one tile per cluster): otherwise the last
+// clusters run as a second wave (W8 t32 s2 on qkv, 96 clusters of which 66 resident on an
+// H100, ran 15% slower than s1 before the heuristic knew). Prints each plan's figures.
+TEST(sm80_mixed_gemm, default_plans_fit_one_wave_of_clusters) {
+  LOWBIT_REQUIRE_GPU();
+  if (!has_sm90()) GTEST_SKIP() << "cluster split-K runs on sm_90";
+  const cuda::GpuSpec& gpu = cuda::gpu_spec(0);
+  struct Layer {
+    const char* name;
+    int64_t n, k;
+  };
+  const Layer layers[] = {{"qkv", 6144, 4096}, {"o", 4096, 4096}, {"gate_up", 28672, 4096}, {"down", 4096, 14336}};
+  int clustered = 0;
+  for (int bits : {4, 8}) {
+    for (int64_t m : {1, 4, 8, 12, 16, 24, 32, 48, 64, 256}) {
+      for (const Layer& l : layers) {
+        Case c;
+        c.f = fmt(bits, bits == 4 ? 128 : 0, ZeroPoint::kSymmetric, DType::kF16);
+        c.m = m, c.n = l.n, c.k = l.k;
+        const GemmDesc d = desc_of(c);
+        const MixedGemmPlan pl = cuda::sm80_mixed_gemm_plan(d, gpu);
+        if (pl.split_mode != MixedGemmSplitMode::kCluster) continue;
+        ++clustered;
+        const cuda::MixedGemmTileConfig& t = cuda::kMixedGemmConfigs[pl.config];
+        const int64_t tiles = (l.n + t.block_n - 1) / t.block_n * ((m + t.block_m - 1) / t.block_m);
+        const int resident = cuda::sm80_mixed_gemm_resident_clusters(d, gpu, pl.config, pl.splits);
+        std::printf("  w%d m=%-3lld %-8s %-22s %4lld clusters, %4d resident\n", bits, static_cast<long long>(m), l.name,
+                    pl.describe().c_str(), static_cast<long long>(tiles), resident);
+        EXPECT_GE(resident, 1) << pl.describe();
+        EXPECT_LE(static_cast<int64_t>(resident) * pl.splits, static_cast<int64_t>(gpu.sm_count) * 8) << pl.describe();
+        EXPECT_LE(tiles, resident) << "w" << bits << " m=" << m << " " << l.name << " " << pl.describe();
+      }
+    }
+  }
+  EXPECT_GT(clustered, 0);
 }
 
 TEST(sm80_mixed_gemm, every_config_and_split_mode) {

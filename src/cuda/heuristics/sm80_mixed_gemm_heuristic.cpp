@@ -11,7 +11,8 @@
 //      `sm80_mixed_gemm_bench` (runs 3, 4; session 14 for m = 1..16). 8-bit stages carry
 //      twice the bytes, so 8-bit t8 splits below half the CTA count and 8-bit t16 splits at
 //      most in two (run 4: W8 o/down at m = 1 lose 30% with split 2, down at m = 16 loses
-//      20% with split 4).
+//      20% with split 4). On sm_90 (cluster splits) also only while the tiles' clusters
+//      all stay resident at once (session 35).
 #include <string>
 
 #include "cuda/heuristics/sm80_mixed_gemm_heuristic.hpp"
@@ -121,9 +122,20 @@ MixedGemmPlan choose_mixed_gemm_plan(const MixedGemmProblem& p) {
   // t8 splits only while the doubled grid still fits one wave (session 14, down W4: t8 s2 /
   // s1 at m = 3 22.29 / 17.60 us, three CTAs per SM, 512 CTAs in 396 slots; m = 1..2 s2, one wave).
   const int64_t wave = static_cast<int64_t>(ctas_per_sm(p, plan.config)) * p.sm_count;
+  // sm_90 splits are clusters, which must each fit one GPC: a split whose clusters (one per
+  // tile) outnumber those the GPU keeps resident runs in two waves. Measured (H100, W8
+  // per-channel f16, t32 at one CTA per SM: 66 resident clusters of 2), qkv's 96 tiles at
+  // m = 24 / 32: s2 20.5 / 20.3 us against s1 17.8 / 17.7; o and down (64 tiles) keep s2
+  // (12.6 / 12.7 and 28.3 / 28.7 against s1 16.9 / 17.2 and 48.8 / 51.3).
+  auto clusters_fit = [&](int splits) {
+    if (p.cc < 90) return true;
+    const int log2s = splits == 2 ? 1 : splits == 4 ? 2 : 3;
+    const int resident = p.resident_clusters[plan.config][log2s];
+    return resident == 0 || tiles <= resident;
+  };
   while (plan.splits < max_splits && static_cast<double>(tiles * plan.splits) < enough &&
          iters / (2 * plan.splits) >= min_split_iters &&
-         (plan.config != kT8 || tiles * plan.splits * 2 <= wave))
+         (plan.config != kT8 || tiles * plan.splits * 2 <= wave) && clusters_fit(2 * plan.splits))
     plan.splits *= 2;
   plan.split_mode = plan.splits == 1 ? MixedGemmSplitMode::kNone
                     : p.cc >= 90     ? MixedGemmSplitMode::kCluster

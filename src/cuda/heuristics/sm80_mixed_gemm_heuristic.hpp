@@ -100,6 +100,9 @@ struct MixedGemmProblem {
   int sm_count = 0;
   int cc = 0;                   // compute capability major*10+minor
   int ctas_per_sm[kMixedGemmConfigCount] = {};  // occupancy of each config (0 = unknown)
+  // sm_90 cluster split-K: clusters of 2 / 4 / 8 CTAs (index 1 / 2 / 3, log2 of the splits) of
+  // each config resident at once (cudaOccupancyMaxActiveClusters; 0 = unknown, no limit).
+  int resident_clusters[kMixedGemmConfigCount][4] = {};
 };
 
 // The configuration for m, and the split-K factor (see the .cpp).

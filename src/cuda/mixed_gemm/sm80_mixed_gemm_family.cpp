@@ -187,6 +187,32 @@ Status sm80_mixed_gemm_can_implement(const GemmDesc& d, const GpuSpec& gpu) {
   return tiled_gemm_check(d, kWho);
 }
 
+namespace {
+
+// Clusters of `splits` CTAs of config c resident at once for m tokens (after occupancy(),
+// which raised the kernels' shared-memory limits); 0 where the row does not fit.
+int resident_clusters(DType act, int bits, const GpuSpec& gpu, const Occupancy& occ, int64_t m, int c, int splits) {
+  if (!occ.fits[c]) return 0;
+  int current = 0, clusters = 0;
+  LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
+  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(gpu.device));
+  const Status s = kernels_for(act, bits).clusters(c, occ.small[c], static_cast<int>(std::min<int64_t>(m, 1 << 20)),
+                                                   splits, &clusters);
+  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
+  throw_if_error(s);
+  return clusters;
+}
+
+}  // namespace
+
+int sm80_mixed_gemm_resident_clusters(const GemmDesc& d, const GpuSpec& gpu, int config, int splits) {
+  if (config < 0 || config >= kMixedGemmConfigCount || splits < 2 || splits > 8 || gpu.cc < 90 ||
+      !build_has_code_for(gpu.cc, 90))
+    return 0;
+  const Occupancy occ = occupancy(d.a.dtype, d.w.int_format.bits, gpu, d.m);
+  return resident_clusters(d.a.dtype, d.w.int_format.bits, gpu, occ, d.m, config, splits);
+}
+
 MixedGemmPlan sm80_mixed_gemm_plan(const GemmDesc& d, const GpuSpec& gpu) {
   MixedGemmProblem p;
   p.m = d.m;
@@ -197,6 +223,11 @@ MixedGemmPlan sm80_mixed_gemm_plan(const GemmDesc& d, const GpuSpec& gpu) {
   p.cc = build_has_code_for(gpu.cc, 90) ? gpu.cc : std::min(gpu.cc, 89);
   const Occupancy occ = occupancy(d.a.dtype, p.bits, gpu, d.m);
   for (int c = 0; c < kMixedGemmConfigCount; ++c) p.ctas_per_sm[c] = occ.ctas_per_sm[c];
+  if (p.cc >= 90) {
+    for (int c = 0; c < kMixedGemmConfigCount; ++c)
+      if (occ.fits[c])
+        for (int e = 1; e <= 3; ++e) p.resident_clusters[c][e] = resident_clusters(d.a.dtype, p.bits, gpu, occ, d.m, c, 1 << e);
+  }
   return choose_mixed_gemm_plan(p);
 }
 

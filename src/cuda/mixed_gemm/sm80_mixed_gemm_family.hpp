@@ -30,4 +30,8 @@ std::unique_ptr<detail::GemmImpl> sm80_mixed_gemm_make_with_plan(const GemmDesc&
 // The plan the heuristic picks for desc on gpu (what make() will use).
 MixedGemmPlan sm80_mixed_gemm_plan(const GemmDesc& desc, const GpuSpec& gpu);
 
+// How many clusters of `splits` CTAs of configuration `config` the GPU keeps resident at once
+// for desc.m tokens (the cluster split mode, sm_90; 0 elsewhere or where none fits).
+int sm80_mixed_gemm_resident_clusters(const GemmDesc& desc, const GpuSpec& gpu, int config, int splits);
+
 }  // namespace lowbit::cuda

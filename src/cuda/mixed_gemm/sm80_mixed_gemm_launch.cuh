@@ -46,6 +46,23 @@ Status prepare_mixed_gemm_config(int m, int* ctas_per_sm) {
   return Status::Ok();
 }
 
+// How many clusters of `splits` CTAs (the kCluster split mode) the GPU keeps resident at once
+// for m tokens. Not SMs x CTAs per SM / splits: a cluster must fit inside one GPC, so the
+// CTA slots a GPC has left over after its whole clusters stay empty (after prepare()).
+template <typename T, int BITS, int CFG, bool SMALL>
+Status mixed_gemm_config_clusters(int m, int splits, int* clusters) {
+  using K = Sm80MixedGemm<T, BITS, CFG, SMALL>;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(1, 1, static_cast<unsigned>(splits));
+  cfg.blockDim = dim3(K::THREADS);
+  cfg.dynamicSmemBytes = K::smem_bytes(m);
+  cudaLaunchAttribute attr[1] = {cluster_launch_attr(1, 1, static_cast<unsigned>(splits))};
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  LOWBIT_CUDA_TRY(cudaOccupancyMaxActiveClusters(clusters, &sm80_mixed_gemm_kernel<T, BITS, CFG, SMALL>, &cfg));
+  return Status::Ok();
+}
+
 // Whether row CFG has a SMALL variant distinct from the table one (fewer stages); where it
 // has none, the table variant already fits kMixedGemmSmallSmemBytes and serves both.
 template <typename T, int BITS, int CFG>
@@ -82,6 +99,14 @@ const MixedGemmKernels& mixed_gemm_kernels() {
         with_mixed_gemm_variant<T, BITS>(Seq{}, cfg, small, [&](auto cfg_c, auto small_c) {
           (void)(s = prepare_mixed_gemm_config<T, BITS, decltype(cfg_c)::value, decltype(small_c)::value>(m,
                                                                                                          ctas_per_sm));
+        });
+        return s;
+      },
+      [](int cfg, bool small, int m, int splits, int* clusters) {
+        Status s = Status::Fail("lowbit: sm80_mixed_gemm: no tile configuration " + std::to_string(cfg));
+        with_mixed_gemm_variant<T, BITS>(Seq{}, cfg, small, [&](auto cfg_c, auto small_c) {
+          (void)(s = mixed_gemm_config_clusters<T, BITS, decltype(cfg_c)::value, decltype(small_c)::value>(
+                     m, splits, clusters));
         });
         return s;
       },

@@ -48,6 +48,9 @@ struct MixedGemmKernels {
   // many CTAs of it fit on one SM for m tokens (the activation stages hold min(m, BLOCK_M)
   // rows).
   Status (*prepare)(int cfg, bool small, int m, int* ctas_per_sm);
+  // How many clusters of `splits` CTAs of config `cfg` stay resident at once for m tokens
+  // (cudaOccupancyMaxActiveClusters; sm_90, after prepare()).
+  Status (*clusters)(int cfg, bool small, int m, int splits, int* clusters);
   MixedGemmVariant (*variant)(int cfg, bool small);
 };
 
