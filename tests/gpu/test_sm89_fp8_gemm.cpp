@@ -668,6 +668,22 @@ TEST(sm89_fp8_gemm, heuristic_suite1_plans) {
   EXPECT_EQ(plan(64, o), "t64 s8 cluster");
   EXPECT_EQ(plan(64, down), "t64 s8 cluster");
   EXPECT_EQ(plan(4096, qkv), "t128 s1");
+  // sm_90 cluster splits only while every tile's cluster is resident at once (session 35,
+  // H100, t16 at m = 16 with two CTAs per SM: 132 / 62 / 30 clusters of 2 / 4 / 8 resident; o /
+  // down (64 tiles) in four splits 12.9 / 31.5 us against two splits' 10.5 / 25.1).
+  auto plan_limited = [](int64_t m, Layer l) {
+    cuda::Sm89Fp8Problem p;
+    p.m = m, p.n = l.n, p.k = l.k, p.sm_count = 132, p.cluster_ok = true;
+    const int per_sm[cuda::kSm89Fp8ConfigCount] = {3, 2, 2, 1};
+    for (int c = 0; c < cuda::kSm89Fp8ConfigCount; ++c) {
+      p.ctas_per_sm[c] = per_sm[c];
+      p.resident_clusters[c][1] = 132, p.resident_clusters[c][2] = 62, p.resident_clusters[c][3] = 30;
+    }
+    return cuda::choose_sm89_fp8_plan(p).describe();
+  };
+  EXPECT_EQ(plan_limited(16, o), "t16 s2 cluster");
+  EXPECT_EQ(plan_limited(16, down), "t16 s2 cluster");
+  EXPECT_EQ(plan_limited(16, qkv), "t16 s2 cluster");
   for (int64_t m : {1, 2, 9, 17, 65, 5000})
     for (Layer l : {qkv, o, gate_up, down, Layer{16, 16}, Layer{576, 7168}}) {
       cuda::Sm89Fp8Problem p;
@@ -681,6 +697,42 @@ TEST(sm89_fp8_gemm, heuristic_suite1_plans) {
       EXPECT_EQ(pl.splits > 1, pl.split_mode != Sm89Fp8SplitMode::kNone);
       EXPECT_GE(cuda::kSm89Fp8Configs[pl.config].block_m, std::min<int64_t>(m, 128));  // holds m
     }
+}
+
+// The default plans of Suite 1 (and two Suite-2 shapes) launch no more clusters than the GPU
+// keeps resident (one tile per cluster; a cluster must fit one GPC). Prints the figures.
+TEST(sm89_fp8_gemm, default_plans_fit_one_wave_of_clusters) {
+  LOWBIT_REQUIRE_SM89();
+  const cuda::GpuSpec& gpu = cuda::gpu_spec(0);
+  if (gpu.cc < 90 || !cuda::build_has_code_for(gpu.cc, 90)) GTEST_SKIP() << "cluster split-K runs on sm_90";
+  struct Layer {
+    const char* name;
+    int64_t n, k;
+  };
+  const Layer layers[] = {{"qkv", 6144, 4096},    {"o", 4096, 4096},      {"gate_up", 28672, 4096},
+                          {"down", 4096, 14336},  {"n576k7168", 576, 7168}, {"n4096k512", 4096, 512}};
+  int clustered = 0;
+  for (int64_t m : {1, 2, 4, 8, 9, 12, 16, 32, 64}) {
+    for (const Layer& l : layers) {
+      Case c;
+      c.m = m, c.n = l.n, c.k = l.k;
+      const GemmDesc d = desc_of(c);
+      const Sm89Fp8Plan pl = cuda::sm89_fp8_gemm_plan(d, gpu);
+      if (pl.split_mode != Sm89Fp8SplitMode::kCluster) continue;
+      ++clustered;
+      const cuda::Sm89Fp8TileConfig& t = cuda::kSm89Fp8Configs[pl.config];
+      const int64_t tiles = (l.n + t.block_n - 1) / t.block_n * ((m + t.block_m - 1) / t.block_m);
+      const int r2 = cuda::sm89_fp8_gemm_resident_clusters(d, gpu, pl.config, 2);
+      const int r4 = cuda::sm89_fp8_gemm_resident_clusters(d, gpu, pl.config, 4);
+      const int r8 = cuda::sm89_fp8_gemm_resident_clusters(d, gpu, pl.config, 8);
+      const int resident = pl.splits == 2 ? r2 : pl.splits == 4 ? r4 : r8;
+      std::printf("  m=%-3lld %-10s %-16s %4lld clusters, resident of 2 / 4 / 8: %d / %d / %d\n",
+                  static_cast<long long>(m), l.name, pl.describe().c_str(), static_cast<long long>(tiles), r2, r4, r8);
+      EXPECT_GE(resident, 1) << pl.describe();
+      EXPECT_LE(tiles, resident) << "m=" << m << " " << l.name << " " << pl.describe();
+    }
+  }
+  EXPECT_GT(clustered, 0);
 }
 
 // ------------------------------------------------------------------------- benchmark
@@ -709,7 +761,7 @@ void fill_scales(DeviceBuffer& b, uint64_t seed) {
 
 std::vector<Sm89Fp8Plan> bench_candidates(int64_t m) {
   std::vector<Sm89Fp8Plan> v;
-  const int cfgs[] = {m <= 8 ? 0 : -1, m <= 16 ? 1 : -1, m <= 64 ? 2 : -1, m > 16 ? 3 : -1};
+  const int cfgs[] = {m <= 16 ? 0 : -1, m <= 16 ? 1 : -1, m <= 64 ? 2 : -1, m > 16 ? 3 : -1};
   for (int cfg : cfgs)
     if (cfg >= 0)
       for (int s : {1, 2, 4, 8}) v.push_back(plan_of(cfg, s));

@@ -156,9 +156,27 @@ Sm89Fp8Plan sm89_fp8_gemm_plan(const GemmDesc& d, const GpuSpec& gpu) {
   Status s;
   const int mm = static_cast<int>(d.m < (1 << 20) ? d.m : (1 << 20));
   for (int c = 0; c < kSm89Fp8ConfigCount && s.ok(); ++c) s = k.prepare(c, mm, &p.ctas_per_sm[c]);
+  for (int c = 0; c < kSm89Fp8ConfigCount && s.ok() && p.cluster_ok; ++c)
+    for (int e = 1; e <= 3 && s.ok() && p.ctas_per_sm[c] > 0; ++e) s = k.clusters(c, mm, 1 << e, &p.resident_clusters[c][e]);
   if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
   throw_if_error(s);
   return choose_sm89_fp8_plan(p);
+}
+
+int sm89_fp8_gemm_resident_clusters(const GemmDesc& d, const GpuSpec& gpu, int config, int splits) {
+  if (config < 0 || config >= kSm89Fp8ConfigCount || splits < 2 || splits > kSm89Fp8MaxSplits ||
+      !cluster_split_runs_on(gpu))
+    return 0;
+  const Sm89Fp8GemmKernels& k = kernels_for(fp8_gemm_mode(d) == Fp8GemmMode::kBlock);
+  const int mm = static_cast<int>(d.m < (1 << 20) ? d.m : (1 << 20));
+  int current = 0, ctas_per_sm = 0, clusters = 0;
+  LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
+  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(gpu.device));
+  Status s = k.prepare(config, mm, &ctas_per_sm);
+  if (s.ok() && ctas_per_sm > 0) s = k.clusters(config, mm, splits, &clusters);
+  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
+  throw_if_error(s);
+  return clusters;
 }
 
 std::unique_ptr<detail::GemmImpl> sm89_fp8_gemm_make_with_plan(const GemmDesc& desc, const GpuSpec& gpu,

@@ -31,6 +31,10 @@ std::unique_ptr<detail::GemmImpl> sm89_fp8_gemm_make_with_plan(const GemmDesc& d
 // The plan the heuristic picks for desc on gpu (what make() will use).
 Sm89Fp8Plan sm89_fp8_gemm_plan(const GemmDesc& desc, const GpuSpec& gpu);
 
+// How many clusters of `splits` CTAs of configuration `config` the GPU keeps resident at once
+// for desc.m tokens (the cluster split mode, sm_90; 0 elsewhere or where none fits).
+int sm89_fp8_gemm_resident_clusters(const GemmDesc& desc, const GpuSpec& gpu, int config, int splits);
+
 // Whether launches use programmatic dependent launch (sm_90 code on an sm_90 GPU, unless
 // LOWBIT_FP8_GEMM_PDL=0 in the environment when the Gemm is built). Contract: the kernel just
 // before run() on the stream must not write the packed weights (include/lowbit/gemm.hpp).

@@ -47,6 +47,30 @@ Status prepare_sm89_fp8_config(int m, int* ctas_per_sm) {
   return Status::Ok();
 }
 
+// How many clusters of `splits` CTAs (the kCluster split mode) the GPU keeps resident at once
+// for m tokens: a cluster must fit one GPC, so this can be less than SMs x CTAs per SM /
+// splits (after prepare()).
+template <int CFG, bool BLOCK>
+Status clusters_sm89_fp8_config(int m, int splits, int* clusters) {
+  using K = Sm89Fp8Gemm<CFG, BLOCK>;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(1, 1, static_cast<unsigned>(splits));
+  cfg.blockDim = dim3(K::THREADS);
+  cfg.dynamicSmemBytes = static_cast<size_t>(K::smem_bytes(m));
+  cudaLaunchAttribute attr[1] = {cluster_launch_attr(1, 1, static_cast<unsigned>(splits))};
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  LOWBIT_CUDA_TRY(cudaOccupancyMaxActiveClusters(clusters, &sm89_fp8_gemm_kernel<CFG, BLOCK>, &cfg));
+  return Status::Ok();
+}
+
+template <bool BLOCK, int... CFGS>
+Status clusters_sm89_fp8_dispatch(std::integer_sequence<int, CFGS...>, int cfg, int m, int splits, int* clusters) {
+  Status s = Status::Fail("lowbit: sm89_fp8_gemm: no tile configuration " + std::to_string(cfg));
+  ((cfg == CFGS ? (void)(s = clusters_sm89_fp8_config<CFGS, BLOCK>(m, splits, clusters)) : (void)0), ...);
+  return s;
+}
+
 template <bool BLOCK, int... CFGS>
 Status launch_sm89_fp8_dispatch(std::integer_sequence<int, CFGS...>, const Sm89Fp8GemmParams& p, int cfg,
                                 int splits, bool pdl, Stream stream) {
@@ -78,6 +102,9 @@ const Sm89Fp8GemmKernels& sm89_fp8_gemm_kernels() {
       },
       [](int cfg, int m, int* ctas_per_sm) { return prepare_sm89_fp8_dispatch<BLOCK>(Seq{}, cfg, m, ctas_per_sm); },
       [](int cfg, int m) { return smem_sm89_fp8_dispatch<BLOCK>(Seq{}, cfg, m); },
+      [](int cfg, int m, int splits, int* clusters) {
+        return clusters_sm89_fp8_dispatch<BLOCK>(Seq{}, cfg, m, splits, clusters);
+      },
   };
   return kKernels;
 }

@@ -46,6 +46,9 @@ struct Sm89Fp8GemmKernels {
   Status (*prepare)(int cfg, int m, int* ctas_per_sm);
   // Dynamic shared memory of a launch of config `cfg` for m tokens.
   int (*smem_bytes)(int cfg, int m);
+  // How many clusters of `splits` CTAs of config `cfg` stay resident at once for m tokens
+  // (cudaOccupancyMaxActiveClusters; sm_90, after prepare()).
+  Status (*clusters)(int cfg, int m, int splits, int* clusters);
 };
 
 const Sm89Fp8GemmKernels& sm89_fp8_gemm_kernels_scaled();

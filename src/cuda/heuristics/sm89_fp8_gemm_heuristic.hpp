@@ -90,6 +90,9 @@ struct Sm89Fp8Problem {
   // CTAs of each configuration one SM holds for this m (cudaOccupancy...; 0 = unknown: the
   // row's min_ctas is assumed).
   int ctas_per_sm[kSm89Fp8ConfigCount] = {};
+  // cluster_ok: clusters of 2 / 4 / 8 CTAs (index 1 / 2 / 3, log2 of the splits) of each
+  // configuration resident at once (cudaOccupancyMaxActiveClusters; 0 = unknown, no limit).
+  int resident_clusters[kSm89Fp8ConfigCount][4] = {};
 };
 
 // The configuration for m, then the split-K factor and mode (see the .cpp).
