@@ -19,6 +19,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
+#include <functional>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
@@ -372,6 +375,127 @@ TEST(smxx_fp8_act_quant, outputs_drive_gemm) {
 }
 
 // ---------------------------------------------------------------------------------------
+// In a pipeline: GEMM (bf16 out) -> ActQuant -> GEMM on one stream
+// ---------------------------------------------------------------------------------------
+// One fp8 layer on the GPU: packed weights uploaded, a Gemm for (m, n, k) whose activations
+// have the format `a` (the ActQuant's act_format()), bf16 output.
+struct GpuFp8Layer {
+  GemmDesc desc;
+  std::unique_ptr<Gemm> gemm;
+  DeviceBuffer w, w_scales, ws;
+  GpuFp8Layer(int64_t m, int64_t n, int64_t k, const ActFormat& a, Fp8Scaling ws_mode, std::mt19937& rng)
+  {
+    desc.m = m, desc.n = n, desc.k = k;
+    desc.a = a;
+    Fp8Format wf;
+    wf.scaling = ws_mode;
+    desc.w = WeightFormat::fp8_format(wf);
+    desc.out_dtype = DType::kBF16;
+    gemm = std::make_unique<Gemm>(desc, Device::cuda(0));
+    EXPECT_TRUE(gemm->can_implement().ok()) << gemm->can_implement().message();
+    const std::vector<float> wv = random_normal(rng, n * k);
+    const PackedWeight pw = gemm->pack(quantize_fp8(wv.data(), n, k, wf));
+    w = DeviceBuffer(pw.data);
+    w_scales = DeviceBuffer(pw.scales);
+    ws = DeviceBuffer(std::max<size_t>(gemm->workspace_size(), 1));
+  }
+  Status run(const void* a, const void* a_scales, void* out, cudaStream_t s) const {
+    GemmArgs args;
+    args.a = a;
+    args.a_scales = a_scales;
+    args.w = WeightView{w.get(), w_scales.get(), nullptr, nullptr};
+    args.out = out;
+    return gemm->run(args, ws.get(), s);
+  }
+};
+
+// GEMM 1 writes X, the ActQuant reads it and writes codes and scales, GEMM 2 reads those: with
+// programmatic dependent launches on sm_90 (GEMMs and ActQuant, forced on for every grid) every
+// step still sees the previous one's outputs. The result equals, bit for bit, the same steps with a stream
+// synchronization between them; intermediate buffers are poisoned before each run, and the
+// chain is also captured in a CUDA graph and replayed. Every mode, decode and prefill m.
+TEST(smxx_fp8_act_quant, pipeline_between_gemms) {
+  LOWBIT_REQUIRE_GPU();
+  int dev = 0, major = 0, minor = 0;
+  LOWBIT_CUDA_CHECK(cudaGetDevice(&dev));
+  LOWBIT_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  LOWBIT_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+  if (10 * major + minor < 89) GTEST_SKIP() << "the fp8 GEMMs need sm_89+";
+  // Every ActQuant launch programmatic (sm_90), whatever its grid (the rule would leave m = 200
+  // in stream order); the caller's setting is restored at the end.
+  struct EnvGuard {
+    std::string saved;
+    bool had;
+    EnvGuard() : had(std::getenv("LOWBIT_ACT_QUANT_PDL") != nullptr) {
+      if (had) saved = std::getenv("LOWBIT_ACT_QUANT_PDL");
+      setenv("LOWBIT_ACT_QUANT_PDL", "1", 1);
+    }
+    ~EnvGuard() {
+      if (had)
+        setenv("LOWBIT_ACT_QUANT_PDL", saved.c_str(), 1);
+      else
+        unsetenv("LOWBIT_ACT_QUANT_PDL");
+    }
+  } env_guard;
+  const int64_t k0 = 512, n1 = 1024, n2 = 512;
+  for (ActQuantMode mode : kModes)
+    for (int64_t m : {1, 16, 200}) {
+      const uint32_t seed = g_seed++;
+      std::mt19937 rng(seed);
+      const ActQuantDesc ad = make_desc(mode, DType::kBF16, m, n1);
+      SCOPED_TRACE(ad.describe() + " seed=" + std::to_string(seed));
+      ActQuant aq(ad, Device::cuda(0));
+      ASSERT_TRUE(aq.can_implement().ok()) << aq.can_implement().message();
+      const Fp8Scaling w_mode =
+          mode == ActQuantMode::kDynamicBlock1x128 ? Fp8Scaling::kBlock128x128 : Fp8Scaling::kPerRow;
+      // GEMM 1's own activations: the host quantizer's codes of random x0 in the same format.
+      const std::vector<float> x0 = random_normal(rng, m * k0);
+      const Quantized a0 = host_quantizer(mode, x0, m, k0, 0.02f);
+      const ActQuantDesc ad0 = make_desc(mode, DType::kBF16, m, k0);
+      GpuFp8Layer g1(m, n1, k0, ad0.act_format(), w_mode, rng), g2(m, n2, n1, ad.act_format(), w_mode, rng);
+      if (::testing::Test::HasFailure()) return;
+      DeviceBuffer da0(a0.q), ds0(a0.scales), y1(static_cast<size_t>(m * n1) * 2), q1(static_cast<size_t>(m * n1)),
+          s1(static_cast<size_t>(aq.scales_count()) * 4), st(std::vector<float>{0.02f}),
+          aws(std::max<size_t>(aq.workspace_size(), 4)), y2(static_cast<size_t>(m * n2) * 2);
+      ActQuantArgs qa;
+      qa.x = y1.get();
+      qa.static_scale = st.as<float>();
+      qa.q = q1.get();
+      qa.scales = s1.as<float>();
+      StreamHolder stream;
+      auto poison = [&] {
+        y1.poison(stream.get());
+        q1.poison(stream.get());
+        s1.poison(stream.get());
+        aws.poison(stream.get());
+        y2.poison(stream.get());
+      };
+      auto chain = [&](bool sync) -> Status {
+        Status s = g1.run(da0.get(), ds0.get(), y1.get(), stream.get());
+        if (sync) LOWBIT_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+        if (s.ok()) s = aq.run(qa, aws.get(), stream.get());
+        if (sync) LOWBIT_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+        if (s.ok()) s = g2.run(q1.get(), s1.get(), y2.get(), stream.get());
+        return s;
+      };
+      poison();
+      ASSERT_TRUE(chain(true).ok());
+      LOWBIT_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+      const std::vector<uint8_t> ref = y2.download();
+      EXPECT_EQ(count_non_finite(decode(ref, DType::kBF16, m * n2)), 0);
+      for (int rep = 0; rep < 3; ++rep) {
+        poison();
+        ASSERT_TRUE(chain(false).ok());
+        LOWBIT_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+        EXPECT_EQ(y2.download(), ref) << "stream run " << rep;
+      }
+      capture_and_replay(
+          stream.get(), [&] { return chain(false); }, 2, [&](int) { poison(); },
+          [&](int i) { EXPECT_EQ(y2.download(), ref) << "graph replay " << i; });
+    }
+}
+
+// ---------------------------------------------------------------------------------------
 // Micro benchmark (not a test: run with --gtest_also_run_disabled_tests)
 // ---------------------------------------------------------------------------------------
 // Median of 20 timed batches of 20 back-to-back runs, CUDA events; prints us per run and
@@ -423,6 +547,125 @@ TEST(smxx_fp8_act_quant, DISABLED_bandwidth) {
                   us, bytes / us * 1e-3, moved / us * 1e-3);
       LOWBIT_CUDA_CHECK(cudaEventDestroy(start));
       LOWBIT_CUDA_CHECK(cudaEventDestroy(stop));
+    }
+}
+
+// ActQuant -> fp8 GEMM pairs as an fp8 model runs them (dynamic per-token or 1x128
+// activations), on Suite 1's layers: a CUDA graph of N pairs over rotated copies (weights and
+// activations past 3x the L2, ANCHORS.md's method), median of 5 replays, us per pair; with the
+// ActQuant's programmatic dependent launch off, on and by the rule (LOWBIT_ACT_QUANT_PDL = 0,
+// 1, unset; read when the pair is captured), and each step alone.
+TEST(smxx_fp8_act_quant, DISABLED_pipeline_pdl) {
+  LOWBIT_REQUIRE_GPU();
+  struct Layer {
+    const char* name;
+    int64_t n, k;
+  };
+  const Layer layers[] = {{"qkv", 6144, 4096}, {"o", 4096, 4096}, {"gate_up", 28672, 4096}, {"down", 4096, 14336}};
+  int dev = 0;
+  LOWBIT_CUDA_CHECK(cudaGetDevice(&dev));
+  int l2 = 0;
+  LOWBIT_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+  for (ActQuantMode mode : {ActQuantMode::kDynamicPerToken, ActQuantMode::kDynamicBlock1x128})
+    for (int64_t m : {1, 16, 32, 64, 128}) {
+      double sums[5] = {0, 0, 0, 0, 0};
+      for (const Layer& L : layers) {
+        std::mt19937 rng(g_seed++);
+        const ActQuantDesc ad = make_desc(mode, DType::kBF16, m, L.k);
+        ActQuant aq(ad, Device::cuda(0));
+        const Fp8Scaling w_mode =
+            mode == ActQuantMode::kDynamicBlock1x128 ? Fp8Scaling::kBlock128x128 : Fp8Scaling::kPerRow;
+        GpuFp8Layer g(m, L.n, L.k, ad.act_format(), w_mode, rng);
+        const size_t w_bytes = static_cast<size_t>(L.n * L.k);
+        const int copies = static_cast<int>(std::min<int64_t>(48, 3 * static_cast<int64_t>(l2) / static_cast<int64_t>(w_bytes) + 2));
+        std::vector<DeviceBuffer> wd, wsc, xs, qs, ss, outs;
+        for (int i = 0; i < copies; ++i) {
+          wd.emplace_back(g.w.bytes());
+          LOWBIT_CUDA_CHECK(cudaMemcpy(wd.back().get(), g.w.get(), g.w.bytes(), cudaMemcpyDeviceToDevice));
+          wsc.emplace_back(g.w_scales.bytes());
+          LOWBIT_CUDA_CHECK(cudaMemcpy(wsc.back().get(), g.w_scales.get(), g.w_scales.bytes(), cudaMemcpyDeviceToDevice));
+          xs.emplace_back(static_cast<size_t>(m * L.k) * 2);
+          LOWBIT_CUDA_CHECK(cudaMemset(xs.back().get(), 0x3C, xs.back().bytes()));
+          qs.emplace_back(static_cast<size_t>(m * L.k));
+          ss.emplace_back(static_cast<size_t>(aq.scales_count()) * 4);
+          outs.emplace_back(static_cast<size_t>(m * L.n) * 2);
+        }
+        DeviceBuffer aws(4);
+        StreamHolder stream;
+        auto gemm_i = [&](int i) {
+          GemmArgs args;
+          args.a = qs[static_cast<size_t>(i)].get();
+          args.a_scales = ss[static_cast<size_t>(i)].get();
+          args.w = WeightView{wd[static_cast<size_t>(i)].get(), wsc[static_cast<size_t>(i)].get(), nullptr, nullptr};
+          args.out = outs[static_cast<size_t>(i)].get();
+          return g.gemm->run(args, g.ws.get(), stream.get());
+        };
+        auto quant_i = [&](int i) {
+          ActQuantArgs a;
+          a.x = xs[static_cast<size_t>(i)].get();
+          a.q = qs[static_cast<size_t>(i)].get();
+          a.scales = ss[static_cast<size_t>(i)].as<float>();
+          return aq.run(a, aws.get(), stream.get());
+        };
+        // us per call of a graph of `calls` x enqueue(i), median of 5 replays.
+        auto time_graph = [&](const std::function<Status(int)>& enqueue) {
+          const int calls = std::max(copies, 64);
+          cudaGraph_t graph = nullptr;
+          LOWBIT_CUDA_CHECK(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal));
+          Status st;
+          for (int c = 0; c < calls && st.ok(); ++c) st = enqueue(c % copies);
+          LOWBIT_CUDA_CHECK(cudaStreamEndCapture(stream.get(), &graph));
+          EXPECT_TRUE(st.ok()) << st.message();
+          cudaGraphExec_t exec = nullptr;
+          LOWBIT_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+          LOWBIT_CUDA_CHECK(cudaGraphLaunch(exec, stream.get()));
+          cudaEvent_t e0, e1;
+          LOWBIT_CUDA_CHECK(cudaEventCreate(&e0));
+          LOWBIT_CUDA_CHECK(cudaEventCreate(&e1));
+          std::vector<float> us;
+          for (int r = 0; r < 5; ++r) {
+            LOWBIT_CUDA_CHECK(cudaEventRecord(e0, stream.get()));
+            LOWBIT_CUDA_CHECK(cudaGraphLaunch(exec, stream.get()));
+            LOWBIT_CUDA_CHECK(cudaEventRecord(e1, stream.get()));
+            LOWBIT_CUDA_CHECK(cudaEventSynchronize(e1));
+            float ms = 0;
+            LOWBIT_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+            us.push_back(ms * 1e3f / static_cast<float>(calls));
+          }
+          LOWBIT_CUDA_CHECK(cudaEventDestroy(e0));
+          LOWBIT_CUDA_CHECK(cudaEventDestroy(e1));
+          LOWBIT_CUDA_CHECK(cudaGraphExecDestroy(exec));
+          LOWBIT_CUDA_CHECK(cudaGraphDestroy(graph));
+          std::sort(us.begin(), us.end());
+          return static_cast<double>(us[2]);
+        };
+        const char* old = std::getenv("LOWBIT_ACT_QUANT_PDL");
+        const std::string saved = old != nullptr ? old : "";
+        setenv("LOWBIT_ACT_QUANT_PDL", "0", 1);
+        const double off = time_graph([&](int i) {
+          Status st = quant_i(i);
+          return st.ok() ? gemm_i(i) : st;
+        });
+        const double quant_alone = time_graph(quant_i);
+        setenv("LOWBIT_ACT_QUANT_PDL", "1", 1);
+        const double on = time_graph([&](int i) {
+          Status st = quant_i(i);
+          return st.ok() ? gemm_i(i) : st;
+        });
+        unsetenv("LOWBIT_ACT_QUANT_PDL");
+        const double rule = time_graph([&](int i) {
+          Status st = quant_i(i);
+          return st.ok() ? gemm_i(i) : st;
+        });
+        if (old != nullptr) setenv("LOWBIT_ACT_QUANT_PDL", saved.c_str(), 1);
+        const double gemm_alone = time_graph(gemm_i);
+        std::printf("pair %-9s m=%-4lld %-8s quant+gemm PDL off %7.2f  on %7.2f  rule %7.2f  | quant %6.2f  gemm %7.2f us  (%s)\n",
+                    act_quant_mode_name(mode), static_cast<long long>(m), L.name, off, on, rule, quant_alone,
+                    gemm_alone, g.gemm->kernel_name().c_str());
+        sums[0] += off, sums[1] += on, sums[2] += quant_alone, sums[3] += gemm_alone, sums[4] += rule;
+      }
+      std::printf("pair %-9s m=%-4lld SUITE1   quant+gemm PDL off %7.2f  on %7.2f  rule %7.2f  | quant %6.2f  gemm %7.2f us\n",
+                  act_quant_mode_name(mode), static_cast<long long>(m), sums[0], sums[1], sums[4], sums[2], sums[3]);
     }
 }
 

@@ -8,50 +8,70 @@
 //   kDynamicPerTensor  memset(amax) + kTensorAmax + kTensorDynamic  two reads of X (the amax
 //                      of all of X must be known before the first code; a fused grid-wide
 //                      barrier would need a cooperative launch)
+// On sm_90 small grids are programmatic dependent launches (fp8_act_quant_uses_pdl).
 #include "cuda/quant/smxx_fp8_act_quant.cuh"
 
 #include <cuda_runtime_api.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "cuda/common/check.hpp"
+#include "cuda/common/launch_attrs.hpp"
 #include "cuda/heuristics/gpu_spec.hpp"
 
 namespace lowbit::cuda {
 
 namespace {
 
+// As a programmatic dependent launch where fp8_act_quant_uses_pdl() says so; the kernel
+// orders itself with griddepcontrol either way (smxx_fp8_act_quant.cuh).
 template <bool kBf16, Fp8ActQuantOp kOp>
-Status launch(const Fp8ActQuantParams& p, int64_t k, int64_t rows, Stream stream) {
+Status launch(const Fp8ActQuantParams& p, int64_t k, int64_t rows, int device, Stream stream) {
   const Fp8ActQuantShape s = fp8_act_quant_shape(k, rows, kOp);
-  const dim3 grid(static_cast<unsigned>(s.blocks));
-  const dim3 block(static_cast<unsigned>(s.threads_per_row), static_cast<unsigned>(s.rows_per_block));
-  smxx_fp8_act_quant_kernel<kBf16, kOp><<<grid, block, 0, stream>>>(p);
-  LOWBIT_CUDA_TRY_LAUNCH();
+  const bool pdl = fp8_act_quant_uses_pdl(device, s.blocks);
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(static_cast<unsigned>(s.blocks));
+  cfg.blockDim = dim3(static_cast<unsigned>(s.threads_per_row), static_cast<unsigned>(s.rows_per_block));
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1] = {pdl_launch_attr()};
+  cfg.attrs = pdl ? attr : nullptr;
+  cfg.numAttrs = pdl ? 1 : 0;
+  LOWBIT_CUDA_TRY(cudaLaunchKernelEx(&cfg, &smxx_fp8_act_quant_kernel<kBf16, kOp>, p));
   return Status::Ok();
 }
 
 template <bool kBf16>
-Status launch_mode(const ActQuantDesc& d, const Fp8ActQuantParams& p, Stream stream) {
+Status launch_mode(const ActQuantDesc& d, const Fp8ActQuantParams& p, int device, Stream stream) {
   switch (d.mode) {
     case ActQuantMode::kDynamicPerToken:
-      return launch<kBf16, Fp8ActQuantOp::kPerRow>(p, d.k, d.m, stream);
+      return launch<kBf16, Fp8ActQuantOp::kPerRow>(p, d.k, d.m, device, stream);
     case ActQuantMode::kDynamicBlock1x128:
-      return launch<kBf16, Fp8ActQuantOp::kGroup128>(p, d.k, p.scale_ld, stream);
+      return launch<kBf16, Fp8ActQuantOp::kGroup128>(p, d.k, p.scale_ld, device, stream);
     case ActQuantMode::kStaticPerTensor:
-      return launch<kBf16, Fp8ActQuantOp::kTensorStatic>(p, d.k, d.m, stream);
+      return launch<kBf16, Fp8ActQuantOp::kTensorStatic>(p, d.k, d.m, device, stream);
     case ActQuantMode::kDynamicPerTensor: {
-      // The amax word starts at +0 (bits 0): every amax is >= +0.
+      // The amax word starts at +0 (bits 0): every amax is >= +0. The memset is not a kernel,
+      // so the amax kernel after it starts in stream order whatever its attribute; the codes
+      // kernel may start early and waits (griddepcontrol.wait) for the amax kernel.
       LOWBIT_CUDA_TRY(cudaMemsetAsync(p.amax_bits, 0, sizeof(unsigned int), stream));
-      if (Status s = launch<kBf16, Fp8ActQuantOp::kTensorAmax>(p, d.k, d.m, stream); !s.ok())
+      if (Status s = launch<kBf16, Fp8ActQuantOp::kTensorAmax>(p, d.k, d.m, device, stream); !s.ok())
         return s;
-      return launch<kBf16, Fp8ActQuantOp::kTensorDynamic>(p, d.k, d.m, stream);
+      return launch<kBf16, Fp8ActQuantOp::kTensorDynamic>(p, d.k, d.m, device, stream);
     }
   }
   return Status::Fail("lowbit: act_quant: unknown mode " + std::to_string(static_cast<int>(d.mode)));
 }
 
 }  // namespace
+
+bool fp8_act_quant_uses_pdl(int device, int64_t blocks) {
+  const GpuSpec& gpu = gpu_spec(device);
+  if (gpu.cc < 90 || !build_has_code_for(gpu.cc, 90)) return false;
+  const char* env = std::getenv("LOWBIT_ACT_QUANT_PDL");
+  if (env != nullptr && (env[0] == '0' || env[0] == '1')) return env[0] == '1';
+  return blocks * 2 <= gpu.sm_count;
+}
 
 Status fp8_act_quant_runs_on(int device) {
   const GpuSpec* gpu = nullptr;
@@ -91,7 +111,7 @@ Status fp8_act_quant_launch(const ActQuantDesc& d, const ActQuantArgs& a, void* 
   LOWBIT_CUDA_TRY(cudaGetDevice(&previous));
   if (previous != device) LOWBIT_CUDA_TRY(cudaSetDevice(device));
   const Status s =
-      d.dtype == DType::kBF16 ? launch_mode<true>(d, p, stream) : launch_mode<false>(d, p, stream);
+      d.dtype == DType::kBF16 ? launch_mode<true>(d, p, device, stream) : launch_mode<false>(d, p, device, stream);
   if (previous != device) LOWBIT_CUDA_TRY(cudaSetDevice(previous));
   return s;
 }

@@ -27,6 +27,7 @@
 #include <cstdint>
 
 #include "cuda/common/smxx_convert.cuh"
+#include "cuda/ptx/griddepcontrol.cuh"
 #include "cuda/ptx/ld_global_nc.cuh"
 #include "cuda/quant/smxx_fp8_act_quant.hpp"
 #include "lowbit/numeric.hpp"
@@ -137,6 +138,17 @@ __device__ __forceinline__ float block_max(float v) {
 template <bool kBf16, Fp8ActQuantOp kOp>
 __global__ void __launch_bounds__(kActQuantMaxThreadsPerRow)
     smxx_fp8_act_quant_kernel(const Fp8ActQuantParams p) {
+  // PDL (sm_90; the host launches so there, ptx/griddepcontrol.cuh): this kernel waits for
+  // the previous one (which may write X, or read the codes and scales this one writes) before
+  // it touches any of them; nothing is read or written before the wait. The next kernel of the
+  // stream (the fp8 GEMM that reads the codes) may begin launching once every block has read
+  // its first chunk of X (`release` below): its weight prefetch, which precedes its own
+  // griddepcontrol.wait, then overlaps the rest of this kernel without delaying X's loads.
+  // Measured (H100, ActQuant -> GEMM pairs on Suite 1, docs/kernels/act_quant.md): a trigger
+  // at the kernel's start made down (k = 14336) and gate_up at m = 128 slower, the GEMM's
+  // prefetch queueing ahead of X's loads.
+  ptx::griddep_wait();
+  auto release = [] { ptx::griddep_launch_dependents(); };
   constexpr int kSlots = kActQuantItemsPerThread;
   const int tpr = static_cast<int>(blockDim.x);
   const int tx = static_cast<int>(threadIdx.x);
@@ -167,6 +179,7 @@ __global__ void __launch_bounds__(kActQuantMaxThreadsPerRow)
           if (ok[j]) amax = fmaxf(amax, item_amax<kBf16>(t[j]));
       }
     }
+    release();
     amax = block_max(amax);
     if (threadIdx.x == 0 && threadIdx.y == 0) atomicMax(p.amax_bits, __float_as_uint(amax));
     return;
@@ -198,6 +211,7 @@ __global__ void __launch_bounds__(kActQuantMaxThreadsPerRow)
             amax = fmaxf(amax, item_amax<kBf16>(load_item(x_row, item_at(c, j))));
       }
       amax = row_max(amax);  // every thread of the block takes part
+      release();
       float s, inv;
       scale_of_amax(amax, &s, &inv);
       if (!row_ok) return;
@@ -238,6 +252,7 @@ __global__ void __launch_bounds__(kActQuantMaxThreadsPerRow)
           if (row_pad && i < p.items && i % kActQuantGroupItems == 0)
             p.scales[(i / kActQuantGroupItems) * p.scale_ld + row] = row_ok ? s : 0.0f;
         }
+        if (c == 0) release();
       }
     } else {
       static_assert(kOp == Fp8ActQuantOp::kTensorDynamic || kOp == Fp8ActQuantOp::kTensorStatic,
@@ -265,6 +280,7 @@ __global__ void __launch_bounds__(kActQuantMaxThreadsPerRow)
 #pragma unroll
         for (int j = 0; j < kSlots; ++j)
           if (ok[j]) q_row[item_at(c, j)] = item_codes<kBf16>(t[j], inv);
+        if (c == 0) release();
       }
     }
   }
