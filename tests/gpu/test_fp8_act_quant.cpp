@@ -28,6 +28,8 @@
 #include <vector>
 
 #include "act_quant_cases.hpp"
+#include "cuda/heuristics/gpu_spec.hpp"
+#include "cuda/quant/smxx_fp8_act_quant.hpp"
 #include "lowbit/act_quant.hpp"
 #include "lowbit/formats.hpp"
 #include "lowbit/gemm.hpp"
@@ -281,6 +283,50 @@ TEST(smxx_fp8_act_quant, graph_capture) {
           expect_same(gpu, run_cpu(d, bytes, 0.02f), k, case_name(d, "graph replay", seed));
         });
   }
+}
+
+// Dynamic per-tensor in one launch (clusters of 1, 2, 4 and 8 CTAs, X just inside and just
+// past the fused capacity, row strides) equals the general path (LOWBIT_ACT_QUANT_FUSED=0: memset
+// and two launches) and the CPU path, codes and scale bit for bit.
+TEST(smxx_fp8_act_quant, per_tensor_one_launch_equals_general_path) {
+  LOWBIT_REQUIRE_GPU();
+  const cuda::GpuSpec& gpu = cuda::gpu_spec(0);
+  const bool clusters = gpu.cc >= 90 && cuda::build_has_code_for(gpu.cc, 90);
+  const int64_t cap = cuda::kActQuantFusedCtaItems * cuda::kActQuantItemElems;  // elements per CTA
+  struct Shape {
+    int64_t m, k, ld;
+  };
+  const Shape shapes[] = {{1, 16, 0},          {1, 4096, 0},         {3, 4096, 4104},       {1, cap, 0},
+                          {2, cap, 0},         {5, cap / 2 + 16, 0}, {64, 4096, 0},         {7, 14336, 0},
+                          {16, 14336, 14352},  {16, 16384, 0},       {17, 16384, 0},        {129, 4096, 0}};
+  for (const Shape& sh : shapes)
+    for (DType t : kDTypes) {
+      const uint32_t seed = g_seed++;
+      std::mt19937 rng(seed);
+      const ActQuantDesc d = make_desc(ActQuantMode::kDynamicPerTensor, t, sh.m, sh.k, sh.ld);
+      const int ctas = cuda::fp8_act_quant_fused_ctas(sh.m, sh.k, clusters);
+      const std::string what = d.describe() + " fused ctas=" + std::to_string(ctas) + " seed=" + std::to_string(seed);
+      SCOPED_TRACE(what);
+      const std::vector<float> x = make_values(ActQuantMode::kDynamicPerTensor, t, sh.m, sh.k, Flavor::kMixed, rng);
+      const int64_t ld = sh.ld == 0 ? sh.k : sh.ld;
+      const std::vector<uint8_t> bytes = encode_rows(x, t, sh.m, sh.k, ld, 0.0f);
+      const Quantized fused = run_gpu(d, bytes, 0.02f);
+      setenv("LOWBIT_ACT_QUANT_FUSED", "0", 1);
+      const Quantized general = run_gpu(d, bytes, 0.02f);
+      unsetenv("LOWBIT_ACT_QUANT_FUSED");
+      expect_same(fused, general, sh.k, what + " (fused vs general path)");
+      expect_same(fused, run_cpu(d, bytes, 0.02f), sh.k, what + " (fused vs cpu path)");
+    }
+  // The rule itself: the fewest CTAs of 512 threads with one item (16 elements) each, else 8
+  // CTAs with up to 4 items per thread; one CTA without clusters.
+  EXPECT_EQ(cuda::fp8_act_quant_fused_ctas(1, 4096, true), 1);
+  EXPECT_EQ(cuda::fp8_act_quant_fused_ctas(1, 14336, true), 2);
+  EXPECT_EQ(cuda::fp8_act_quant_fused_ctas(1, cap, true), 4);
+  EXPECT_EQ(cuda::fp8_act_quant_fused_ctas(1, cap + 16, true), 8);
+  EXPECT_EQ(cuda::fp8_act_quant_fused_ctas(8, cap, true), 8);
+  EXPECT_EQ(cuda::fp8_act_quant_fused_ctas(9, cap, true), 0);
+  EXPECT_EQ(cuda::fp8_act_quant_fused_ctas(1, cap, false), 1);
+  EXPECT_EQ(cuda::fp8_act_quant_fused_ctas(1, cap + 16, false), 0);
 }
 
 // Arguments the kernel cannot take give a failed Status and launch nothing.
@@ -551,7 +597,8 @@ TEST(smxx_fp8_act_quant, DISABLED_bandwidth) {
 }
 
 // ActQuant -> fp8 GEMM pairs as an fp8 model runs them (dynamic per-token or 1x128
-// activations), on Suite 1's layers: a CUDA graph of N pairs over rotated copies (weights and
+// activations, or dynamic per-tensor, also through its general path: LOWBIT_ACT_QUANT_FUSED=0),
+// on Suite 1's layers: a CUDA graph of N pairs over rotated copies (weights and
 // activations past 3x the L2, ANCHORS.md's method), median of 5 replays, us per pair; with the
 // ActQuant's programmatic dependent launch off, on and by the rule (LOWBIT_ACT_QUANT_PDL = 0,
 // 1, unset; read when the pair is captured), and each step alone.
@@ -566,9 +613,10 @@ TEST(smxx_fp8_act_quant, DISABLED_pipeline_pdl) {
   LOWBIT_CUDA_CHECK(cudaGetDevice(&dev));
   int l2 = 0;
   LOWBIT_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-  for (ActQuantMode mode : {ActQuantMode::kDynamicPerToken, ActQuantMode::kDynamicBlock1x128})
+  for (ActQuantMode mode :
+       {ActQuantMode::kDynamicPerToken, ActQuantMode::kDynamicBlock1x128, ActQuantMode::kDynamicPerTensor})
     for (int64_t m : {1, 16, 32, 64, 128}) {
-      double sums[5] = {0, 0, 0, 0, 0};
+      double sums[6] = {0, 0, 0, 0, 0, 0};
       for (const Layer& L : layers) {
         std::mt19937 rng(g_seed++);
         const ActQuantDesc ad = make_desc(mode, DType::kBF16, m, L.k);
@@ -658,14 +706,24 @@ TEST(smxx_fp8_act_quant, DISABLED_pipeline_pdl) {
           return st.ok() ? gemm_i(i) : st;
         });
         if (old != nullptr) setenv("LOWBIT_ACT_QUANT_PDL", saved.c_str(), 1);
+        // Dynamic per-tensor: the general path (memset + two launches) for comparison.
+        double general = 0;
+        if (mode == ActQuantMode::kDynamicPerTensor) {
+          setenv("LOWBIT_ACT_QUANT_FUSED", "0", 1);
+          general = time_graph([&](int i) {
+            Status st = quant_i(i);
+            return st.ok() ? gemm_i(i) : st;
+          });
+          unsetenv("LOWBIT_ACT_QUANT_FUSED");
+        }
         const double gemm_alone = time_graph(gemm_i);
-        std::printf("pair %-9s m=%-4lld %-8s quant+gemm PDL off %7.2f  on %7.2f  rule %7.2f  | quant %6.2f  gemm %7.2f us  (%s)\n",
-                    act_quant_mode_name(mode), static_cast<long long>(m), L.name, off, on, rule, quant_alone,
+        std::printf("pair %-9s m=%-4lld %-8s quant+gemm PDL off %7.2f  on %7.2f  rule %7.2f  general %7.2f  | quant %6.2f  gemm %7.2f us  (%s)\n",
+                    act_quant_mode_name(mode), static_cast<long long>(m), L.name, off, on, rule, general, quant_alone,
                     gemm_alone, g.gemm->kernel_name().c_str());
-        sums[0] += off, sums[1] += on, sums[2] += quant_alone, sums[3] += gemm_alone, sums[4] += rule;
+        sums[0] += off, sums[1] += on, sums[2] += quant_alone, sums[3] += gemm_alone, sums[4] += rule, sums[5] += general;
       }
-      std::printf("pair %-9s m=%-4lld SUITE1   quant+gemm PDL off %7.2f  on %7.2f  rule %7.2f  | quant %6.2f  gemm %7.2f us\n",
-                  act_quant_mode_name(mode), static_cast<long long>(m), sums[0], sums[1], sums[4], sums[2], sums[3]);
+      std::printf("pair %-9s m=%-4lld SUITE1   quant+gemm PDL off %7.2f  on %7.2f  rule %7.2f  general %7.2f  | quant %6.2f  gemm %7.2f us\n",
+                  act_quant_mode_name(mode), static_cast<long long>(m), sums[0], sums[1], sums[4], sums[5], sums[2], sums[3]);
     }
 }
 

@@ -7,7 +7,9 @@
 //   kStaticPerTensor   kTensorStatic                             one launch, one read of X
 //   kDynamicPerTensor  memset(amax) + kTensorAmax + kTensorDynamic  two reads of X (the amax
 //                      of all of X must be known before the first code; a fused grid-wide
-//                      barrier would need a cooperative launch)
+//                      barrier would need a cooperative launch); or, when X fits the
+//                      registers of one cluster of up to 8 CTAs, the fused kernel: one
+//                      launch, one read (fp8_act_quant_fused_ctas)
 // On sm_90 small grids are programmatic dependent launches (fp8_act_quant_uses_pdl).
 #include "cuda/quant/smxx_fp8_act_quant.cuh"
 
@@ -41,6 +43,30 @@ Status launch(const Fp8ActQuantParams& p, int64_t k, int64_t rows, int device, S
   return Status::Ok();
 }
 
+// Dynamic per-tensor in one launch: `ctas` CTAs, one cluster of them when more than one.
+template <bool kBf16>
+Status launch_fused(const Fp8ActQuantParams& p, int ctas, int device, Stream stream) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(static_cast<unsigned>(ctas));
+  cfg.blockDim = dim3(static_cast<unsigned>(kActQuantFusedThreads));
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[2];
+  unsigned n = 0;
+  if (ctas > 1) attr[n++] = cluster_launch_attr(static_cast<unsigned>(ctas), 1, 1);
+  if (fp8_act_quant_uses_pdl(device, ctas)) attr[n++] = pdl_launch_attr();
+  cfg.attrs = n > 0 ? attr : nullptr;
+  cfg.numAttrs = n;
+  LOWBIT_CUDA_TRY(cudaLaunchKernelEx(&cfg, &smxx_fp8_act_quant_tensor_fused_kernel<kBf16>, p));
+  return Status::Ok();
+}
+
+// Whether the one-launch per-tensor path may run (LOWBIT_ACT_QUANT_FUSED=0, read at every
+// run(), keeps the general path: a measurement and test knob).
+bool fused_allowed() {
+  const char* env = std::getenv("LOWBIT_ACT_QUANT_FUSED");
+  return env == nullptr || env[0] != '0';
+}
+
 template <bool kBf16>
 Status launch_mode(const ActQuantDesc& d, const Fp8ActQuantParams& p, int device, Stream stream) {
   switch (d.mode) {
@@ -51,6 +77,9 @@ Status launch_mode(const ActQuantDesc& d, const Fp8ActQuantParams& p, int device
     case ActQuantMode::kStaticPerTensor:
       return launch<kBf16, Fp8ActQuantOp::kTensorStatic>(p, d.k, d.m, device, stream);
     case ActQuantMode::kDynamicPerTensor: {
+      const GpuSpec& gpu = gpu_spec(device);
+      const int ctas = fp8_act_quant_fused_ctas(d.m, d.k, gpu.cc >= 90 && build_has_code_for(gpu.cc, 90));
+      if (ctas > 0 && fused_allowed()) return launch_fused<kBf16>(p, ctas, device, stream);
       // The amax word starts at +0 (bits 0): every amax is >= +0. The memset is not a kernel,
       // so the amax kernel after it starts in stream order whatever its attribute; the codes
       // kernel may start early and waits (griddepcontrol.wait) for the amax kernel.

@@ -27,6 +27,7 @@
 #include <cstdint>
 
 #include "cuda/common/smxx_convert.cuh"
+#include "cuda/ptx/cluster.cuh"
 #include "cuda/ptx/griddepcontrol.cuh"
 #include "cuda/ptx/ld_global_nc.cuh"
 #include "cuda/quant/smxx_fp8_act_quant.hpp"
@@ -284,6 +285,56 @@ __global__ void __launch_bounds__(kActQuantMaxThreadsPerRow)
       }
     }
   }
+}
+
+// Dynamic per-tensor in one launch (fp8_act_quant_fused_ctas): gridDim.x = C CTAs of
+// kActQuantFusedThreads threads, one cluster of C on sm_90 (C = 1 elsewhere). X is a flat run
+// of m * items items (row i / items, item i % items: any row stride); global thread g of the
+// cluster holds items g + r * C * T, r < kActQuantFusedItems, in registers. The amax: per
+// thread, per block (block_max), then across the cluster: each CTA's amax in its shared memory,
+// a cluster barrier (release / acquire), every CTA reads all C values (mapa +
+// ld.shared::cluster: the same max, in the same order, in every CTA), a second barrier so that
+// no CTA leaves while another may still read its shared memory. Then the codes, as
+// kTensorDynamic writes them (scale_of_amax, item_codes): bit for bit the general path's.
+template <bool kBf16>
+__global__ void __launch_bounds__(kActQuantFusedThreads)
+    smxx_fp8_act_quant_tensor_fused_kernel(const Fp8ActQuantParams p) {
+  ptx::griddep_wait();  // PDL: as smxx_fp8_act_quant_kernel
+  constexpr int R = kActQuantFusedItems;
+  const int64_t total = p.m * p.items;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  const int64_t g = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  Fp8ActItem t[R];
+  bool ok[R];
+  float amax = 0.0f;
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const int64_t i = g + r * stride;
+    ok[r] = i < total;
+    if (ok[r]) {
+      const int64_t row = i / p.items;
+      t[r] = load_item(p.x + row * p.x_row_vecs, i - row * p.items);
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+    if (ok[r]) amax = fmaxf(amax, item_amax<kBf16>(t[r]));
+  ptx::griddep_launch_dependents();  // X read: the next kernel may begin launching
+  amax = block_max(amax);
+  if (gridDim.x > 1) {
+    __shared__ float cta_amax;
+    if (threadIdx.x == 0) cta_amax = amax;
+    ptx::cluster_sync();
+    const uint32_t own = static_cast<uint32_t>(__cvta_generic_to_shared(&cta_amax));
+    for (uint32_t c = 0; c < gridDim.x; ++c) amax = fmaxf(amax, ptx::ld_shared_cluster_f32(ptx::mapa_shared(own, c)));
+    ptx::cluster_sync();
+  }
+  float s, inv;
+  scale_of_amax(amax, &s, &inv);
+  if (blockIdx.x == 0 && threadIdx.x == 0) p.scales[0] = s;
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+    if (ok[r]) p.q[g + r * stride] = item_codes<kBf16>(t[r], inv);
 }
 
 }  // namespace lowbit::cuda

@@ -75,6 +75,30 @@ inline Fp8ActQuantShape fp8_act_quant_shape(int64_t k, int64_t rows, Fp8ActQuant
 }
 
 // Ok when `device` exists, is sm_80 or newer, and this build has machine code for it.
+// Dynamic per-tensor in one launch (kTensorFused) when all of X fits the registers of at most
+// kActQuantFusedMaxCtas CTAs: each thread holds up to kActQuantFusedItems items, the CTAs form
+// one cluster (sm_90) and take the max of their amaxes through distributed shared memory,
+// then write the codes from registers. No memset, no atomics, one read of X: the small-m case,
+// where the memset and two launches of the general path cost more than the bytes.
+inline constexpr int kActQuantFusedThreads = 512;
+inline constexpr int kActQuantFusedItems = 4;
+inline constexpr int kActQuantFusedMaxCtas = 8;  // the portable cluster size
+inline constexpr int64_t kActQuantFusedCtaItems = int64_t{kActQuantFusedThreads} * kActQuantFusedItems;
+
+// CTAs (1, 2, 4 or 8) of the one-launch per-tensor path for m x k, or 0 where X does not fit
+// (the general path then runs): the fewest that give each thread one item, else the most, with
+// up to kActQuantFusedItems items per thread. `clusters`: whether the GPU and the build run
+// clusters (sm_90); without them one CTA. Measured (H100, docs/kernels/act_quant.md): with the
+// fewest CTAs that hold X (four items per thread) m = 16, k = 4096 took 7.3 us on 2 CTAs, the
+// items' conversions running one after the other in each thread.
+inline int fp8_act_quant_fused_ctas(int64_t m, int64_t k, bool clusters) {
+  const int64_t items = m * (k / kActQuantItemElems);
+  const int max_ctas = clusters ? kActQuantFusedMaxCtas : 1;
+  for (int c = 1; c <= max_ctas; c *= 2)
+    if (items <= int64_t{c} * kActQuantFusedThreads) return c;
+  return items <= max_ctas * kActQuantFusedCtaItems ? max_ctas : 0;
+}
+
 Status fp8_act_quant_runs_on(int device);
 
 // Enqueues the kernels of one ActQuant::run on `stream`, with `device` made current for the
