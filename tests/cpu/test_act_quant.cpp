@@ -481,4 +481,34 @@ TEST(act_quant, cuda_launch_geometry) {
       }
 }
 
+// The one-launch dynamic per-tensor path (fp8_act_quant_fused_ctas): the fewest CTAs that give
+// each of their 512 threads one item, else 8 CTAs with up to 4 items per thread; 0 (the general
+// path) past that; without clusters (sm_80 / sm_89) one CTA or none. Every X it takes fits the
+// threads' registers.
+TEST(act_quant, cuda_one_launch_per_tensor_rule) {
+  using namespace lowbit::cuda;
+  EXPECT_EQ(fp8_act_quant_fused_ctas(1, 4096, true), 1);
+  EXPECT_EQ(fp8_act_quant_fused_ctas(1, 14336, true), 2);
+  EXPECT_EQ(fp8_act_quant_fused_ctas(16, 4096, true), 8);
+  EXPECT_EQ(fp8_act_quant_fused_ctas(64, 4096, true), 8);
+  EXPECT_EQ(fp8_act_quant_fused_ctas(65, 4096, true), 0);
+  EXPECT_EQ(fp8_act_quant_fused_ctas(18, 14336, true), 8);
+  EXPECT_EQ(fp8_act_quant_fused_ctas(19, 14336, true), 0);
+  EXPECT_EQ(fp8_act_quant_fused_ctas(8, 4096, false), 1);
+  EXPECT_EQ(fp8_act_quant_fused_ctas(9, 4096, false), 0);
+  for (bool clusters : {false, true})
+    for (int64_t k = 16; k <= 40000; k += 16)
+      for (int64_t m : {int64_t{1}, int64_t{2}, int64_t{7}, int64_t{16}, int64_t{64}, int64_t{300}}) {
+        const int c = fp8_act_quant_fused_ctas(m, k, clusters);
+        const int64_t items = m * (k / kActQuantItemElems);
+        const std::string what = "m=" + std::to_string(m) + " k=" + std::to_string(k);
+        ASSERT_TRUE(c == 0 || c == 1 || c == 2 || c == 4 || c == 8) << what;
+        if (!clusters) ASSERT_LE(c, 1) << what;
+        if (c > 0) ASSERT_LE(items, int64_t{c} * kActQuantFusedCtaItems) << what;   // X fits
+        if (c == 0) ASSERT_GT(items, int64_t{clusters ? 8 : 1} * kActQuantFusedCtaItems) << what;
+        if (c > 1 && items <= int64_t{c} * kActQuantFusedThreads)
+          ASSERT_GT(items, int64_t{c / 2} * kActQuantFusedThreads) << what;  // the fewest CTAs
+      }
+}
+
 }  // namespace

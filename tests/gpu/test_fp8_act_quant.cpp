@@ -317,16 +317,7 @@ TEST(smxx_fp8_act_quant, per_tensor_one_launch_equals_general_path) {
       expect_same(fused, general, sh.k, what + " (fused vs general path)");
       expect_same(fused, run_cpu(d, bytes, 0.02f), sh.k, what + " (fused vs cpu path)");
     }
-  // The rule itself: the fewest CTAs of 512 threads with one item (16 elements) each, else 8
-  // CTAs with up to 4 items per thread; one CTA without clusters.
-  EXPECT_EQ(cuda::fp8_act_quant_fused_ctas(1, 4096, true), 1);
-  EXPECT_EQ(cuda::fp8_act_quant_fused_ctas(1, 14336, true), 2);
-  EXPECT_EQ(cuda::fp8_act_quant_fused_ctas(1, cap, true), 4);
-  EXPECT_EQ(cuda::fp8_act_quant_fused_ctas(1, cap + 16, true), 8);
-  EXPECT_EQ(cuda::fp8_act_quant_fused_ctas(8, cap, true), 8);
-  EXPECT_EQ(cuda::fp8_act_quant_fused_ctas(9, cap, true), 0);
-  EXPECT_EQ(cuda::fp8_act_quant_fused_ctas(1, cap, false), 1);
-  EXPECT_EQ(cuda::fp8_act_quant_fused_ctas(1, cap + 16, false), 0);
+  // The rule itself: tests/cpu/test_act_quant.cpp (cuda_one_launch_per_tensor_rule).
 }
 
 // Arguments the kernel cannot take give a failed Status and launch nothing.
