@@ -29,9 +29,9 @@ namespace {
 // As a programmatic dependent launch where fp8_act_quant_uses_pdl() says so; the kernel
 // orders itself with griddepcontrol either way (smxx_fp8_act_quant.cuh).
 template <bool kBf16, Fp8ActQuantOp kOp>
-Status launch(const Fp8ActQuantParams& p, int64_t k, int64_t rows, int device, Stream stream) {
+Status launch(const Fp8ActQuantParams& p, int64_t k, int64_t rows, const GpuSpec& gpu, Stream stream) {
   const Fp8ActQuantShape s = fp8_act_quant_shape(k, rows, kOp);
-  const bool pdl = fp8_act_quant_uses_pdl(device, s.blocks);
+  const bool pdl = fp8_act_quant_uses_pdl(gpu, s.blocks);
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(static_cast<unsigned>(s.blocks));
   cfg.blockDim = dim3(static_cast<unsigned>(s.threads_per_row), static_cast<unsigned>(s.rows_per_block));
@@ -45,7 +45,7 @@ Status launch(const Fp8ActQuantParams& p, int64_t k, int64_t rows, int device, S
 
 // Dynamic per-tensor in one launch: `ctas` CTAs, one cluster of them when more than one.
 template <bool kBf16>
-Status launch_fused(const Fp8ActQuantParams& p, int ctas, int device, Stream stream) {
+Status launch_fused(const Fp8ActQuantParams& p, int ctas, const GpuSpec& gpu, Stream stream) {
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(static_cast<unsigned>(ctas));
   cfg.blockDim = dim3(static_cast<unsigned>(kActQuantFusedThreads));
@@ -53,7 +53,7 @@ Status launch_fused(const Fp8ActQuantParams& p, int ctas, int device, Stream str
   cudaLaunchAttribute attr[2];
   unsigned n = 0;
   if (ctas > 1) attr[n++] = cluster_launch_attr(static_cast<unsigned>(ctas), 1, 1);
-  if (fp8_act_quant_uses_pdl(device, ctas)) attr[n++] = pdl_launch_attr();
+  if (fp8_act_quant_uses_pdl(gpu, ctas)) attr[n++] = pdl_launch_attr();
   cfg.attrs = n > 0 ? attr : nullptr;
   cfg.numAttrs = n;
   LOWBIT_CUDA_TRY(cudaLaunchKernelEx(&cfg, &smxx_fp8_act_quant_tensor_fused_kernel<kBf16>, p));
@@ -68,25 +68,24 @@ bool fused_allowed() {
 }
 
 template <bool kBf16>
-Status launch_mode(const ActQuantDesc& d, const Fp8ActQuantParams& p, int device, Stream stream) {
+Status launch_mode(const ActQuantDesc& d, const Fp8ActQuantParams& p, const GpuSpec& gpu, Stream stream) {
   switch (d.mode) {
     case ActQuantMode::kDynamicPerToken:
-      return launch<kBf16, Fp8ActQuantOp::kPerRow>(p, d.k, d.m, device, stream);
+      return launch<kBf16, Fp8ActQuantOp::kPerRow>(p, d.k, d.m, gpu, stream);
     case ActQuantMode::kDynamicBlock1x128:
-      return launch<kBf16, Fp8ActQuantOp::kGroup128>(p, d.k, p.scale_ld, device, stream);
+      return launch<kBf16, Fp8ActQuantOp::kGroup128>(p, d.k, p.scale_ld, gpu, stream);
     case ActQuantMode::kStaticPerTensor:
-      return launch<kBf16, Fp8ActQuantOp::kTensorStatic>(p, d.k, d.m, device, stream);
+      return launch<kBf16, Fp8ActQuantOp::kTensorStatic>(p, d.k, d.m, gpu, stream);
     case ActQuantMode::kDynamicPerTensor: {
-      const GpuSpec& gpu = gpu_spec(device);
       const int ctas = fp8_act_quant_fused_ctas(d.m, d.k, gpu.cc >= 90 && build_has_code_for(gpu.cc, 90));
-      if (ctas > 0 && fused_allowed()) return launch_fused<kBf16>(p, ctas, device, stream);
+      if (ctas > 0 && fused_allowed()) return launch_fused<kBf16>(p, ctas, gpu, stream);
       // The amax word starts at +0 (bits 0): every amax is >= +0. The memset is not a kernel,
       // so the amax kernel after it starts in stream order whatever its attribute; the codes
       // kernel may start early and waits (griddepcontrol.wait) for the amax kernel.
       LOWBIT_CUDA_TRY(cudaMemsetAsync(p.amax_bits, 0, sizeof(unsigned int), stream));
-      if (Status s = launch<kBf16, Fp8ActQuantOp::kTensorAmax>(p, d.k, d.m, device, stream); !s.ok())
+      if (Status s = launch<kBf16, Fp8ActQuantOp::kTensorAmax>(p, d.k, d.m, gpu, stream); !s.ok())
         return s;
-      return launch<kBf16, Fp8ActQuantOp::kTensorDynamic>(p, d.k, d.m, device, stream);
+      return launch<kBf16, Fp8ActQuantOp::kTensorDynamic>(p, d.k, d.m, gpu, stream);
     }
   }
   return Status::Fail("lowbit: act_quant: unknown mode " + std::to_string(static_cast<int>(d.mode)));
@@ -94,8 +93,7 @@ Status launch_mode(const ActQuantDesc& d, const Fp8ActQuantParams& p, int device
 
 }  // namespace
 
-bool fp8_act_quant_uses_pdl(int device, int64_t blocks) {
-  const GpuSpec& gpu = gpu_spec(device);
+bool fp8_act_quant_uses_pdl(const GpuSpec& gpu, int64_t blocks) {
   if (gpu.cc < 90 || !build_has_code_for(gpu.cc, 90)) return false;
   const char* env = std::getenv("LOWBIT_ACT_QUANT_PDL");
   if (env != nullptr && (env[0] == '0' || env[0] == '1')) return env[0] == '1';
@@ -135,12 +133,14 @@ Status fp8_act_quant_launch(const ActQuantDesc& d, const ActQuantArgs& a, void* 
   p.scale_ld = (d.m + 3) / 4 * 4;
 
   // Launch on `device`, then give the caller back its current device (the launches never
-  // throw, so the restore is always reached).
+  // throw, so the restore is always reached; the GPU's spec is read before: can_implement()
+  // read it already, so it comes from the cache).
+  const GpuSpec& gpu = gpu_spec(device);
   int previous = 0;
   LOWBIT_CUDA_TRY(cudaGetDevice(&previous));
   if (previous != device) LOWBIT_CUDA_TRY(cudaSetDevice(device));
   const Status s =
-      d.dtype == DType::kBF16 ? launch_mode<true>(d, p, device, stream) : launch_mode<false>(d, p, device, stream);
+      d.dtype == DType::kBF16 ? launch_mode<true>(d, p, gpu, stream) : launch_mode<false>(d, p, gpu, stream);
   if (previous != device) LOWBIT_CUDA_TRY(cudaSetDevice(previous));
   return s;
 }

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "cuda/heuristics/gpu_spec.hpp"
 #include "lowbit/act_quant.hpp"
 #include "lowbit/status.hpp"
 
@@ -108,7 +109,7 @@ Status fp8_act_quant_runs_on(int device);
 Status fp8_act_quant_launch(const ActQuantDesc& desc, const ActQuantArgs& args, void* workspace,
                             Stream stream, int device);
 
-// Whether a launch of `blocks` blocks on `device` is a programmatic dependent launch: sm_90
+// Whether a launch of `blocks` blocks on `gpu` is a programmatic dependent launch: sm_90
 // code on an sm_90 GPU and a grid of at most half the SMs. A larger grid launched early lands
 // on the SMs the previous kernel frees first and runs crowded there. Measured (H100, ActQuant ->
 // GEMM pairs on Suite 1's layers, per-token and 1x128, docs/kernels/act_quant.md): with PDL the
@@ -117,6 +118,6 @@ Status fp8_act_quant_launch(const ActQuantDesc& desc, const ActQuantArgs& args, 
 // frees 40 SMs half-way. LOWBIT_ACT_QUANT_PDL=0 / 1 (read at every run()) forces off / on. No
 // contract beyond stream order: the kernels wait for the previous kernel before touching X,
 // the codes, the scales or the workspace.
-bool fp8_act_quant_uses_pdl(int device, int64_t blocks);
+bool fp8_act_quant_uses_pdl(const GpuSpec& gpu, int64_t blocks);
 
 }  // namespace lowbit::cuda
