@@ -24,4 +24,20 @@ inline cudaLaunchAttribute cluster_launch_attr(unsigned x, unsigned y, unsigned 
   return a;
 }
 
+// How many clusters of shape `cluster` of `kernel` (`threads` per CTA, `smem` bytes of dynamic
+// shared memory) the GPU keeps resident at once (sm_90). A cluster must fit one GPC, so this
+// can be less than SMs x CTAs per SM / cluster size: the split-K heuristics check their
+// clusters against it (heuristics/gpu_spec.hpp, split_clusters_fit). Call after the kernel's
+// shared-memory limit has been raised.
+inline cudaError_t resident_clusters(const void* kernel, unsigned threads, size_t smem, dim3 cluster, int* clusters) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = cluster;
+  cfg.blockDim = dim3(threads);
+  cfg.dynamicSmemBytes = smem;
+  cudaLaunchAttribute attr[1] = {cluster_launch_attr(cluster.x, cluster.y, cluster.z)};
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  return cudaOccupancyMaxActiveClusters(clusters, kernel, &cfg);
+}
+
 }  // namespace lowbit::cuda

@@ -53,14 +53,8 @@ Status prepare_sm89_fp8_config(int m, int* ctas_per_sm) {
 template <int CFG, bool BLOCK>
 Status clusters_sm89_fp8_config(int m, int splits, int* clusters) {
   using K = Sm89Fp8Gemm<CFG, BLOCK>;
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(1, 1, static_cast<unsigned>(splits));
-  cfg.blockDim = dim3(K::THREADS);
-  cfg.dynamicSmemBytes = static_cast<size_t>(K::smem_bytes(m));
-  cudaLaunchAttribute attr[1] = {cluster_launch_attr(1, 1, static_cast<unsigned>(splits))};
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  LOWBIT_CUDA_TRY(cudaOccupancyMaxActiveClusters(clusters, &sm89_fp8_gemm_kernel<CFG, BLOCK>, &cfg));
+  LOWBIT_CUDA_TRY(resident_clusters(reinterpret_cast<const void*>(&sm89_fp8_gemm_kernel<CFG, BLOCK>), K::THREADS,
+                                    static_cast<size_t>(K::smem_bytes(m)), dim3(1, 1, static_cast<unsigned>(splits)), clusters));
   return Status::Ok();
 }
 

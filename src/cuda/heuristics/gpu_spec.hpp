@@ -37,4 +37,14 @@ bool build_has_arch_specific_code_for(int cc);
 // kernels need the arch-specific target), else the reason, prefixed with `who`.
 Status hopper_sm90a_runs_on(const GpuSpec& gpu, const char* who);
 
+// Split-K by thread-block clusters (sm_90: one cluster of `splits` CTAs per tile): whether all
+// `tiles` clusters stay resident at once. `resident[e]`: clusters of 2^e CTAs the GPU keeps
+// resident (e = 1, 2, 3; common/launch_attrs.hpp, resident_clusters), 0 when not known (no
+// limit then). A cluster must fit one GPC, so SMs x CTAs per SM / splits can promise more than
+// the GPU holds, and the clusters past it run as a second wave (docs/kernels/mixed_gemm.md v10).
+inline bool split_clusters_fit(const int (&resident)[4], int64_t tiles, int splits) {
+  const int e = splits <= 2 ? 1 : splits <= 4 ? 2 : 3;
+  return resident[e] == 0 || tiles <= resident[e];
+}
+
 }  // namespace lowbit::cuda

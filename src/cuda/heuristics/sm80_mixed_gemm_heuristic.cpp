@@ -15,6 +15,7 @@
 //      all stay resident at once (session 35).
 #include <string>
 
+#include "cuda/heuristics/gpu_spec.hpp"
 #include "cuda/heuristics/sm80_mixed_gemm_heuristic.hpp"
 
 namespace lowbit::cuda {
@@ -127,15 +128,10 @@ MixedGemmPlan choose_mixed_gemm_plan(const MixedGemmProblem& p) {
   // per-channel f16, t32 at one CTA per SM: 66 resident clusters of 2), qkv's 96 tiles at
   // m = 24 / 32: s2 20.5 / 20.3 us against s1 17.8 / 17.7; o and down (64 tiles) keep s2
   // (12.6 / 12.7 and 28.3 / 28.7 against s1 16.9 / 17.2 and 48.8 / 51.3).
-  auto clusters_fit = [&](int splits) {
-    if (p.cc < 90) return true;
-    const int log2s = splits == 2 ? 1 : splits == 4 ? 2 : 3;
-    const int resident = p.resident_clusters[plan.config][log2s];
-    return resident == 0 || tiles <= resident;
-  };
   while (plan.splits < max_splits && static_cast<double>(tiles * plan.splits) < enough &&
          iters / (2 * plan.splits) >= min_split_iters &&
-         (plan.config != kT8 || tiles * plan.splits * 2 <= wave) && clusters_fit(2 * plan.splits))
+         (plan.config != kT8 || tiles * plan.splits * 2 <= wave) &&
+         (p.cc < 90 || split_clusters_fit(p.resident_clusters[plan.config], tiles, 2 * plan.splits)))
     plan.splits *= 2;
   plan.split_mode = plan.splits == 1 ? MixedGemmSplitMode::kNone
                     : p.cc >= 90     ? MixedGemmSplitMode::kCluster

@@ -12,13 +12,15 @@
 //      the resident CTAs only adds a partial second wave, i.e. a tail (m = 1, o: 256 tiles of
 //      t8 fit the 396 CTAs of an H200 at once, 512 would not). Grids that are already several
 //      waves (gate_up) are not split. With cluster splits (sm_90) also only while every
-//      tile's cluster stays resident at once (a cluster must fit one GPC). To be refitted to the plan sweep of
-//      `sm89_fp8_gemm_bench` on the device.
+//      tile's cluster stays resident at once (a cluster must fit one GPC). To be refitted
+//      to the plan sweep of `sm89_fp8_gemm_bench` on the device.
 //   3. the split mode: a thread-block cluster reduction on sm_90 (one launch, no workspace),
 //      else fp32 partials in the workspace and a reduction kernel.
 #include "cuda/heuristics/sm89_fp8_gemm_heuristic.hpp"
 
 #include <string>
+
+#include "cuda/heuristics/gpu_spec.hpp"
 
 namespace lowbit::cuda {
 
@@ -59,14 +61,9 @@ Sm89Fp8Plan choose_sm89_fp8_plan(const Sm89Fp8Problem& p) {
   // t16 at m = 12 / 16, two CTAs per SM): o and down in four splits 12.9 / 31.5 us against two
   // splits' 10.4-10.5 / 25.0-25.1 (64 tiles; session 20 had seen the same jump between m = 10
   // and 12, where t16 falls from three CTAs per SM to two).
-  auto clusters_fit = [&](int splits) {
-    if (!p.cluster_ok) return true;
-    const int log2s = splits == 2 ? 1 : splits == 4 ? 2 : 3;
-    const int fit = p.resident_clusters[plan.config][log2s];
-    return fit == 0 || tiles <= fit;
-  };
   while (plan.splits < kSm89Fp8MaxSplits && tiles * plan.splits * 2 <= resident &&
-         iters / (2 * plan.splits) >= c.min_split_iters && clusters_fit(2 * plan.splits))
+         iters / (2 * plan.splits) >= c.min_split_iters &&
+         (!p.cluster_ok || split_clusters_fit(p.resident_clusters[plan.config], tiles, 2 * plan.splits)))
     plan.splits *= 2;
   plan.split_mode = plan.splits == 1 ? Sm89Fp8SplitMode::kNone
                     : p.cluster_ok   ? Sm89Fp8SplitMode::kCluster

@@ -52,14 +52,8 @@ Status prepare_mixed_gemm_config(int m, int* ctas_per_sm) {
 template <typename T, int BITS, int CFG, bool SMALL>
 Status mixed_gemm_config_clusters(int m, int splits, int* clusters) {
   using K = Sm80MixedGemm<T, BITS, CFG, SMALL>;
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(1, 1, static_cast<unsigned>(splits));
-  cfg.blockDim = dim3(K::THREADS);
-  cfg.dynamicSmemBytes = K::smem_bytes(m);
-  cudaLaunchAttribute attr[1] = {cluster_launch_attr(1, 1, static_cast<unsigned>(splits))};
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  LOWBIT_CUDA_TRY(cudaOccupancyMaxActiveClusters(clusters, &sm80_mixed_gemm_kernel<T, BITS, CFG, SMALL>, &cfg));
+  LOWBIT_CUDA_TRY(resident_clusters(reinterpret_cast<const void*>(&sm80_mixed_gemm_kernel<T, BITS, CFG, SMALL>),
+                                    K::THREADS, K::smem_bytes(m), dim3(1, 1, static_cast<unsigned>(splits)), clusters));
   return Status::Ok();
 }
 
