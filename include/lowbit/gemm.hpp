@@ -14,13 +14,14 @@
 // packed once serve every batch size.
 //
 // Stream-ordering contract (Hopper): some kernels (smxx_gemv, sm89_fp8_gemm, sm90_fp8_gemm
-// without stream-K, sm80_mixed_gemm on grids of more CTAs than SMs) launch with
+// without stream-K, sm80_int8_gemm, sm90_int8_gemm, sm80_mixed_gemm on grids of more CTAs
+// than SMs) launch with
 // Programmatic Dependent Launch and start reading their WEIGHTS (data, scales, zeros) while
 // the previous kernel on the stream is still finishing; activations, bias and outputs are
 // only touched after it completes. So the kernel immediately before run() on the same stream must not
 // write the packed weights (uploads by cudaMemcpy, and any kernel earlier than that one, are
-// fine). LOWBIT_GEMV_PDL=0 / LOWBIT_FP8_GEMM_PDL=0 / LOWBIT_MIXED_GEMM_PDL=0 in the
-// environment turn this off.
+// fine). LOWBIT_GEMV_PDL=0 / LOWBIT_FP8_GEMM_PDL=0 / LOWBIT_INT8_GEMM_PDL=0 /
+// LOWBIT_MIXED_GEMM_PDL=0 in the environment turn this off.
 #pragma once
 
 #include <cstddef>
@@ -129,7 +130,8 @@ struct PackedWeight {
 // How a Gemm chooses its kernel.
 struct GemmOptions {
   // Empty: the heuristics choose among every family of the build. A family name
-  // ("cublas_baseline", "sm80_mixed_gemm", "smxx_gemv", "sm90_fp8_gemm", "sm89_fp8_gemm";
+  // ("cublas_baseline", "sm80_mixed_gemm", "smxx_gemv", "sm90_fp8_gemm", "sm89_fp8_gemm",
+  // "sm90_int8_gemm", "sm80_int8_gemm";
   // `lowbit info` lists them) restricts the choice to that family, for baselines and for
   // testing one family; can_implement() then says why that family cannot run the problem.
   // Ignored on the CPU device.

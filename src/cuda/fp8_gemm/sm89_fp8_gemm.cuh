@@ -4,6 +4,14 @@
 // and the split-K reduction uses thread-block clusters). Design and numerics:
 // docs/kernels/fp8_gemm.md, "sm89_fp8_gemm".
 //
+// The same template over int8 operands (ELEM = Sm89Fp8Element::kInt8) is the sm80_int8_gemm
+// family (W8A8, docs/kernels/int8_gemm.md, "sm80_int8_gemm"; sm_80+): the copies, the
+// swizzle, the ldmatrix fragments and the tile schedule are byte-for-byte those of e4m3
+// (mma.m16n8k32 s8.s8 has the e4m3 fragment layout, ptx/mma_int8.cuh); only the mma and the
+// accumulator differ (int32 accumulated straight across the split's k: integer sums are
+// exact, so no per-block promotion), and the epilogue converts the int32 tile once
+// (sm89_fp8_gemm_epilogue.cuh, "int8").
+//
 // One CTA computes a BLOCK_N (channels) x BLOCK_M (tokens) tile of out^T over the k range of
 // its split (blockIdx.z): the weights are the mma A operand, the activations the B operand.
 // Per pipeline stage of BLOCK_K columns it copies with 16-byte cp.async:
@@ -35,6 +43,7 @@
 //   block mode:  acc += chain * (sa[m, kb] * sw[n / 128, kb])  (one FFMA per element)
 // so nothing is carried across blocks in the tensor core's reduced-precision accumulator
 // (ptx/mma_fp8.cuh, "Accumulator precision").
+// int8: every mma accumulates into the int32 accumulators directly (C = acc): exact.
 //
 // PDL (sm_90, when the host launches with programmatic stream serialization): the weights
 // (and block-mode weight scales) of the first STAGES - 1 stages are requested before
@@ -58,11 +67,16 @@
 #include "cuda/ptx/cvta.cuh"
 #include "cuda/ptx/ldmatrix.cuh"
 #include "cuda/ptx/mma_fp8.cuh"
+#include "cuda/ptx/mma_int8.cuh"
 
 namespace lowbit::cuda {
 
-template <int CFG, bool BLOCK>
+template <int CFG, bool BLOCK, Sm89Fp8Element ELEM>
 struct Sm89Fp8Gemm {
+  static constexpr bool INT8 = ELEM == Sm89Fp8Element::kInt8;
+  static_assert(!(INT8 && BLOCK), "int8 has the scaled mode only (per-token x per-channel scales)");
+  // The mma accumulator: fp32 (e4m3) or int32 (int8, exact).
+  using Acc = std::conditional_t<INT8, int32_t, float>;
   static constexpr Sm89Fp8TileConfig kCfg = kSm89Fp8Configs[CFG];
   static constexpr int BLOCK_N = kCfg.block_n;
   static constexpr int BLOCK_M = kCfg.block_m;
@@ -252,13 +266,13 @@ struct Sm89Fp8Gemm {
     auto load_act = [&](int slot) { load_x(slot, k_begin + x_next++ * BLOCK_K); };
 
     // ---- compute state
-    float acc[STRIPS][MBLK][4];
+    Acc acc[STRIPS][MBLK][4];
 #pragma unroll
     for (int i = 0; i < STRIPS; ++i)
 #pragma unroll
       for (int j = 0; j < MBLK; ++j)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
+        for (int e = 0; e < 4; ++e) acc[i][j][e] = Acc(0);
     const int strip0 = wn * STRIPS;  // first strip of the warp in the CTA tile
     const int mblk0 = wm * MBLK;     // first 8-token block of the warp
     // ldmatrix: lane l supplies the address of row (l & 7) of matrix (l >> 3).
@@ -300,24 +314,33 @@ struct Sm89Fp8Gemm {
         }
 #pragma unroll
         for (int i = 0; i < STRIPS; ++i) {
-          float c[4];
+          if constexpr (INT8) {
+            // int8: the 4 k32 steps straight into the int32 accumulators (exact, no chain).
 #pragma unroll
-          for (int q = 0; q < 4; ++q) {
-            const uint32_t bf[2] = {b[q / 2][2 * (q % 2)], b[q / 2][2 * (q % 2) + 1]};
-            if (q == 0)
-              ptx::mma_m16n8k32_e4m3_zero_c(c, a[i][q], bf);
-            else
-              ptx::mma_m16n8k32_e4m3(c, a[i][q], bf);
-          }
-          if constexpr (BLOCK) {
-            // c[0], c[2]: token 2t (channels g, g + 8); c[1], c[3]: token 2t + 1.
-            acc[i][j][0] = fmaf(c[0], s0, acc[i][j][0]);
-            acc[i][j][1] = fmaf(c[1], s1, acc[i][j][1]);
-            acc[i][j][2] = fmaf(c[2], s0, acc[i][j][2]);
-            acc[i][j][3] = fmaf(c[3], s1, acc[i][j][3]);
+            for (int q = 0; q < 4; ++q) {
+              const uint32_t bf[2] = {b[q / 2][2 * (q % 2)], b[q / 2][2 * (q % 2) + 1]};
+              ptx::mma_m16n8k32_s8s8(acc[i][j], a[i][q], bf);
+            }
           } else {
+            float c[4];
 #pragma unroll
-            for (int e = 0; e < 4; ++e) acc[i][j][e] += c[e];
+            for (int q = 0; q < 4; ++q) {
+              const uint32_t bf[2] = {b[q / 2][2 * (q % 2)], b[q / 2][2 * (q % 2) + 1]};
+              if (q == 0)
+                ptx::mma_m16n8k32_e4m3_zero_c(c, a[i][q], bf);
+              else
+                ptx::mma_m16n8k32_e4m3(c, a[i][q], bf);
+            }
+            if constexpr (BLOCK) {
+              // c[0], c[2]: token 2t (channels g, g + 8); c[1], c[3]: token 2t + 1.
+              acc[i][j][0] = fmaf(c[0], s0, acc[i][j][0]);
+              acc[i][j][1] = fmaf(c[1], s1, acc[i][j][1]);
+              acc[i][j][2] = fmaf(c[2], s0, acc[i][j][2]);
+              acc[i][j][3] = fmaf(c[3], s1, acc[i][j][3]);
+            } else {
+#pragma unroll
+              for (int e = 0; e < 4; ++e) acc[i][j][e] += c[e];
+            }
           }
         }
       }
@@ -344,31 +367,47 @@ struct Sm89Fp8Gemm {
     multistage_mainloop_pdl<STAGES>(iters, load_const, load_act, compute_stage);
 
     // ---- epilogue: the k-warps' accumulators into the fp32 tile (fixed order), then out.
+    // int8: an int32 tile (exact sums of the k-warps), converted in place to this split's
+    // scaled fp32 partial (the zero-point term in split 0 only), then the fp32 paths below
+    // with nothing left to scale.
     float* red = reinterpret_cast<float*>(smem);
-    Epilogue::Tile::template accumulate<STRIPS, MBLK, WARPS_K>(red, acc, strip0, mblk0, wk, xr);
+    if constexpr (INT8) {
+      Epilogue::template accumulate_i32<STRIPS, MBLK, WARPS_K>(reinterpret_cast<int32_t*>(red), acc, strip0, mblk0,
+                                                               wk, xr);
+      Epilogue::int8_scale_tile(red, m0, n0, valid_m, p, blockIdx.z == 0);
+    } else {
+      Epilogue::Tile::template accumulate<STRIPS, MBLK, WARPS_K>(red, acc, strip0, mblk0, wk, xr);
+    }
+    constexpr bool kScaleInStore = !BLOCK && !INT8;  // fp8 scaled mode: (acc * sa) * sw at the store
     const auto mode = static_cast<Sm89Fp8SplitMode>(p.split_mode);
     if (mode == Sm89Fp8SplitMode::kCluster) {
-      Epilogue::store_cluster(red, m0, n0, valid_m, p, !BLOCK);
+      Epilogue::store_cluster(red, m0, n0, valid_m, p, kScaleInStore);
     } else if (mode == Sm89Fp8SplitMode::kWorkspace) {
       Epilogue::Tile::store_partial(red, p.partials + static_cast<int64_t>(blockIdx.z) * p.m * p.n, m0, n0,
                                     valid_m, p.n);
     } else {
-      Epilogue::store(red, m0, n0, valid_m, p, !BLOCK);
+      Epilogue::store(red, m0, n0, valid_m, p, kScaleInStore);
     }
   }
 };
 
 // Kernel entry: the only architecture guard of the family (CONVENTIONS.md). mma.sync with
-// e4m3 operands exists from sm_89 on; the sm_80 image of this kernel only traps (the host
-// never launches it there: sm89_fp8_gemm_runs_on()).
-template <int CFG, bool BLOCK>
+// e4m3 operands exists from sm_89 on; the sm_80 image of an e4m3 kernel only traps (the host
+// never launches it there: sm89_fp8_gemm_runs_on()). mma.sync s8.s8, cp.async and ldmatrix
+// exist from sm_80 on: the int8 kernels (sm80_int8_gemm) have real code in every image.
+template <int CFG, bool BLOCK, Sm89Fp8Element ELEM>
 __global__ void __launch_bounds__(kSm89Fp8Configs[CFG].threads(), kSm89Fp8Configs[CFG].min_ctas)
     sm89_fp8_gemm_kernel(const Sm89Fp8GemmParams p) {
-#if LOWBIT_ARCH >= 890
-  extern __shared__ __align__(128) unsigned char smem[];
-  Sm89Fp8Gemm<CFG, BLOCK>::run(p, smem);
+#if LOWBIT_HAS_SM80
+  if constexpr (ELEM == Sm89Fp8Element::kInt8 || LOWBIT_ARCH >= 890) {
+    extern __shared__ __align__(128) unsigned char smem[];
+    Sm89Fp8Gemm<CFG, BLOCK, ELEM>::run(p, smem);
+  } else {
+    LOWBIT_DEVICE_TRAP("sm89_fp8_gemm needs sm_89 or newer");
+  }
 #else
-  LOWBIT_DEVICE_TRAP("sm89_fp8_gemm needs sm_89 or newer");
+  LOWBIT_DEVICE_TRAP(ELEM == Sm89Fp8Element::kInt8 ? "sm80_int8_gemm needs sm_80 or newer"
+                                                   : "sm89_fp8_gemm needs sm_89 or newer");
 #endif
 }
 

@@ -3,7 +3,12 @@
 // scales, bias, rounding to f16 / bf16 -> 16-byte stores of out.
 //
 //   scaled mode: out = (acc * sa[m]) * sw[n] (+ bias), in fp32 (fp8_gemm_common.hpp);
-//   block mode:  out = acc (+ bias): the block scales were applied in the main loop.
+//   block mode:  out = acc (+ bias): the block scales were applied in the main loop;
+//   int8 (sm80_int8_gemm): the tile holds int32 sums (accumulate_i32); int8_scale_tile()
+//                turns each into this split's fp32 partial
+//                  (float(acc - za[m] * wsum[n]) * sa[m]) * sw[n]   (za term in split 0 only)
+//                in place (int8_gemm_common.hpp), then out = sum of partials (+ bias) as in
+//                block mode.
 //
 // Three ways out, all deterministic (fixed summation order, no atomics):
 //   store():          one CTA owns the tile;
@@ -73,6 +78,66 @@ struct Sm89Fp8Epilogue {
   // element type parameter only matters to its own store paths, which are not used here).
   using Tile = TileEpilogue<float, BLOCK_M, BLOCK_N, THREADS>;
   static constexpr int kUnitsPerRow = BLOCK_N / 8;  // 8 outputs = one 16-byte store
+
+  // int8: TileEpilogue::accumulate with int32 sums (the same fragment -> tile mapping, the
+  // same tile: kStride words a row). Integer adds are exact and associative, so the k-warps'
+  // sum is the split's exact int32 sum (no overflow for k <= kInt8GemmMaxK). Ends with a
+  // barrier.
+  template <int STRIPS, int MBLK, int WARPS_K>
+  LOWBIT_DEVICE static void accumulate_i32(int32_t* red, const int32_t (&acc)[STRIPS][MBLK][4], int strip0, int mblk0,
+                                           int wk, int rows) {
+    const int lane = threadIdx.x % 32;
+    const int g = lane / 4, t = lane % 4;
+#pragma unroll 1
+    for (int w = 0; w < WARPS_K; ++w) {
+      if (wk == w) {
+#pragma unroll
+        for (int i = 0; i < STRIPS; ++i)
+#pragma unroll
+          for (int j = 0; j < MBLK; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int col = (strip0 + i) * 16 + g + 8 * (e / 2);
+              const int row = (mblk0 + j) * 8 + 2 * t + (e % 2);
+              if (row >= rows) continue;
+              int32_t& dst = red[row * Tile::kStride + col];
+              dst = (w == 0) ? acc[i][j][e] : dst + acc[i][j][e];
+            }
+      }
+      __syncthreads();
+    }
+  }
+
+  // int8: the int32 tile -> this split's fp32 partial, in place (each thread rewrites the
+  // 8 words it read): x = acc - za[m] * wsum[n] in int64 (|za * wsum| reaches 2^31 * 128;
+  // only with zero_term, i.e. in split 0, and only with zero points), then one rounding
+  // to fp32 and (x * sa[m]) * sw[n]. Rows < valid_m, channels < n (the others are never
+  // stored). Ends with a barrier.
+  LOWBIT_DEVICE static void int8_scale_tile(float* red, int m0, int n0, int valid_m, const Sm89Fp8GemmParams& p,
+                                            bool zero_term) {
+    const bool zp = zero_term && p.za != nullptr;
+    for (int u = threadIdx.x; u < valid_m * kUnitsPerRow; u += THREADS) {
+      const int row = u / kUnitsPerRow, col = (u % kUnitsPerRow) * 8;
+      const int m_g = m0 + row, n_g = n0 + col;
+      if (n_g >= p.n) continue;
+      int32_t* word = reinterpret_cast<int32_t*>(red) + row * Tile::kStride + col;
+      const int4 lo = *reinterpret_cast<const int4*>(word);
+      const int4 hi = *reinterpret_cast<const int4*>(word + 4);
+      const int32_t acc[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+      const int64_t za = zp ? static_cast<int64_t>(__ldg(p.za + m_g)) : 0;
+      const float sa = __ldg(p.sa + m_g);
+      float v[8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const int64_t x = zp ? acc[i] - za * __ldg(p.wsum + n_g + i) : acc[i];
+        v[i] = (__ll2float_rn(x) * sa) * __ldg(p.sw + n_g + i);  // round to nearest, once
+      }
+      float* dst = red + row * Tile::kStride + col;
+      *reinterpret_cast<float4*>(dst) = make_float4(v[0], v[1], v[2], v[3]);
+      *reinterpret_cast<float4*>(dst + 4) = make_float4(v[4], v[5], v[6], v[7]);
+    }
+    __syncthreads();
+  }
 
   // The whole tile from this CTA: rows < valid_m, channels < n.
   LOWBIT_DEVICE static void store(const float* red, int m0, int n0, int valid_m, const Sm89Fp8GemmParams& p,

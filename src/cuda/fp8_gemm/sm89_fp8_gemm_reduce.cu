@@ -1,6 +1,7 @@
 // The split-K reduction of the sm89 fp8 GEMM's workspace path (sm_89, and sm_90 when a
-// cluster cannot be used): out = epilogue(sum over splits of the fp32 partials, in split
-// order). Deterministic: every output is one fixed-order sum.
+// cluster cannot be used), also that of sm80_int8_gemm (sm_80+): out = epilogue(sum over
+// splits of the fp32 partials, in split order). Deterministic: every output is one
+// fixed-order sum. Plain fp32 loads and adds: built for every architecture of the build.
 #include <cuda_runtime.h>
 
 #include "cuda/common/check.hpp"
@@ -32,12 +33,12 @@ __global__ void sm89_fp8_gemm_reduce_kernel(const Sm89Fp8GemmParams p, int split
 
 }  // namespace
 
-Status sm89_fp8_gemm_reduce_splits(const Sm89Fp8GemmParams& p, bool block_mode, int splits, Stream stream) {
+Status sm89_fp8_gemm_reduce_splits(const Sm89Fp8GemmParams& p, bool partials_scaled, int splits, Stream stream) {
   const int threads = 256;
   const int64_t units = static_cast<int64_t>(p.m) * (p.n / 8);
   const int64_t blocks = (units + threads - 1) / threads;
   const int grid = static_cast<int>(blocks < 65536 ? (blocks > 0 ? blocks : 1) : 65536);
-  sm89_fp8_gemm_reduce_kernel<<<grid, threads, 0, stream>>>(p, splits, !block_mode);
+  sm89_fp8_gemm_reduce_kernel<<<grid, threads, 0, stream>>>(p, splits, !partials_scaled);
   LOWBIT_CUDA_TRY_LAUNCH();
   return Status::Ok();
 }

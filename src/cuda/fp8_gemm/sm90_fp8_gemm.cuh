@@ -43,6 +43,7 @@
 #include "cuda/ptx/smxx_config.hpp"
 #include "cuda/ptx/tma.cuh"
 #include "cuda/ptx/wgmma.cuh"
+#include "cuda/ptx/wgmma_s8.cuh"
 
 namespace lowbit::cuda::sm90fp8 {
 
@@ -92,6 +93,17 @@ __device__ __forceinline__ void wgmma_k32(float (&d)[BN / 2], uint64_t da, uint6
     ptx::wgmma_m64n64k32_f32_e4m3(d, da, db, acc);
 }
 
+// int8 (sm90_int8_gemm): exact int32 accumulators.
+template <int BN>
+__device__ __forceinline__ void wgmma_k32_s8(int32_t (&d)[BN / 2], uint64_t da, uint64_t db, bool acc) {
+  if constexpr (BN == 192)
+    ptx::wgmma_m64n192k32_s32_s8(d, da, db, acc);
+  else if constexpr (BN == 128)
+    ptx::wgmma_m64n128k32_s32_s8(d, da, db, acc);
+  else
+    ptx::wgmma_m64n64k32_s32_s8(d, da, db, acc);
+}
+
 __device__ __forceinline__ uint32_t pack_out(float a, float b, int bf16) {
   if (bf16) {
     const __nv_bfloat162 v = __floats2bfloat162_rn(a, b);
@@ -107,12 +119,20 @@ __device__ __forceinline__ float2 load_bias2(const void* bias, int col, int bf16
   return __half22float2(reinterpret_cast<const __half2*>(bias)[col / 2]);
 }
 
-template <int kConsumers, int BN, int kStages, bool kBlock, bool kStreamK>
+// kInt8 (the sm90_int8_gemm family, int8_gemm_common.hpp): A and W int8, the same tiles,
+// stages, barriers, walk and epilogue; the four wgmmas per K block are s32.s8.s8 and
+// accumulate in the same int32 registers over the whole K range of a unit (integer sums are
+// exact: no per-block promotion), with block i + 1 issued before block i has retired
+// (wgmma.wait_group 1; accumulating wgmmas of one shape need no fence between them). The
+// epilogue converts acc - za[m] * wsum[n] (int64) to fp32 once, then scales as kScaled.
+// Neither block scaling nor stream-K (whose fp32 parts would each need the zero-point term).
+template <int kConsumers, int BN, int kStages, bool kBlock, bool kStreamK, bool kInt8 = false>
 __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     sm90_fp8_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_w,
                          const __grid_constant__ CUtensorMap tmap_sa, const __grid_constant__ CUtensorMap tmap_out,
                          const Sm90Fp8Params p) {
 #if LOWBIT_HAS_SM90A
+  static_assert(!kInt8 || (!kBlock && !kStreamK), "int8: scaled mode without stream-K only");
   constexpr int BM = 64 * kConsumers;
   constexpr int BK = kSm90Fp8BlockK;
   constexpr uint32_t kATile = BM * BK, kWTile = BN * BK;
@@ -219,6 +239,7 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
   const int col_in_frag = 2 * (lane % 4);                  // + 8 j
   float acc[BN / 2];
   float t0[BN / 2];
+  int32_t iacc[kInt8 ? BN / 2 : 1];  // int8: the tensor core's exact sums
   uint32_t it = 0;
   // A tile of BN columns covers one 128-row weight-scale block when BN divides 128, else
   // (BN = 192) up to two: columns before `split_col` (in the tile) use block n0 / 128.
@@ -363,7 +384,39 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
         }
       }
     };
-    if constexpr (kBlock && kTwoScaleBlocks) {
+    // int8: one accumulation over the unit's K blocks; block i's stage is released once
+    // block i + 1 is issued and block i has retired.
+    auto int8_loop = [&]() {
+      auto release = [&](uint32_t i) {
+        __syncwarp();
+        if (lane == 0) ptx::mbarrier_arrive(empty(static_cast<int>(i % kStages)));
+      };
+#pragma unroll
+      for (int i = 0; i < (kInt8 ? BN / 2 : 1); ++i) iacc[i] = 0;
+      for (int i = 0; i < nk; ++i) {
+        const uint32_t ii = it + i;
+        const int s = static_cast<int>(ii % kStages);
+        ptx::mbarrier_wait_parity(full(s), (ii / kStages) & 1);
+        const uint64_t da = ptx::wgmma_desc_k_major_sw128(tiles + s * kStageBytes + wg * 64 * BK);
+        const uint64_t db = ptx::wgmma_desc_k_major_sw128(tiles + s * kStageBytes + kATile);
+        ptx::wgmma_fence_operand(iacc);
+        ptx::wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BK / 32; ++kk) {
+          if constexpr (kInt8) wgmma_k32_s8<BN>(iacc, da + 2 * kk, db + 2 * kk, true);
+        }
+        ptx::wgmma_commit_group();
+        ptx::wgmma_wait_group<1>();
+        ptx::wgmma_fence_operand(iacc);
+        if (i > 0) release(ii - 1);
+      }
+      ptx::wgmma_wait_group<0>();
+      ptx::wgmma_fence_operand(iacc);
+      if (nk > 0) release(it + nk - 1);
+    };
+    if constexpr (kInt8) {
+      int8_loop();
+    } else if constexpr (kBlock && kTwoScaleBlocks) {
       // BN = 192: n0 is a multiple of 64, so the second n block starts at column 64 or 128.
       if (split_col == 64)
         k_loop(std::integral_constant<int, 8>{});
@@ -465,6 +518,21 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     // behind a store it might alias.
     if constexpr (!kBlock) {
       const int r0 = min(m0 + row_in_tile, p.m - 1), r1 = min(m0 + row_in_tile + 8, p.m - 1);
+      if constexpr (kInt8) {
+        // acc - za[m] * wsum[n], exact in int64 (|acc| < 2^31, |za * wsum| < 2^31 * 2^7), then
+        // one rounding to fp32. With split-K only split 0 carries the zero-point term.
+        const bool zp = p.za != nullptr && un.split == 0;
+        const int64_t z0 = zp ? p.za[r0] : 0, z1 = zp ? p.za[r1] : 0;
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+          const int col = min(n0 + 8 * j + col_in_frag, p.n - 2);
+          const int64_t w0 = zp ? p.wsum[col] : 0, w1 = zp ? p.wsum[col + 1] : 0;
+          acc[4 * j + 0] = static_cast<float>(int64_t(iacc[4 * j + 0]) - z0 * w0);
+          acc[4 * j + 1] = static_cast<float>(int64_t(iacc[4 * j + 1]) - z0 * w1);
+          acc[4 * j + 2] = static_cast<float>(int64_t(iacc[4 * j + 2]) - z1 * w0);
+          acc[4 * j + 3] = static_cast<float>(int64_t(iacc[4 * j + 3]) - z1 * w1);
+        }
+      }
       const float sa0 = p.sa[p.sa_per_row ? r0 : 0], sa1 = p.sa[p.sa_per_row ? r1 : 0];
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j) {
@@ -546,8 +614,11 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
 }
 
 // out = sum_s partial[s] (+ bias), 4 outputs per thread (n % 16 == 0, so m * n % 4 == 0 and
-// a group of 4 never crosses a row). Fixed summation order: deterministic.
-__global__ void sm90_fp8_reduce_kernel(const Sm90Fp8Params p) {
+// a group of 4 never crosses a row). Fixed summation order: deterministic. A template only
+// so that the translation units including this header (fp8 and int8 kernels) share one
+// definition.
+template <typename Params>
+__global__ void sm90_fp8_reduce_kernel(const Params p) {
   const int64_t total4 = static_cast<int64_t>(p.m) * p.n / 4;
   const int64_t mn = static_cast<int64_t>(p.m) * p.n;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total4; i += int64_t(gridDim.x) * blockDim.x) {

@@ -23,4 +23,9 @@ std::unique_ptr<detail::GemmImpl> sm90_fp8_gemm_make(const GemmDesc& desc, const
 std::unique_ptr<detail::GemmImpl> sm90_fp8_gemm_make_with_plan(const GemmDesc& desc, const GpuSpec& gpu,
                                                                const Sm90Fp8Plan& plan);
 
+// The implementation behind both sm90_fp8_gemm (fp8 weights) and sm90_int8_gemm (int8
+// weights; int8_gemm/sm90_int8_gemm_family.cpp), for a problem its family's check accepted.
+std::unique_ptr<detail::GemmImpl> sm90_8bit_gemm_make_impl(const GemmDesc& desc, const GpuSpec& gpu,
+                                                           const Sm90Fp8Plan& plan);
+
 }  // namespace lowbit::cuda

@@ -76,7 +76,7 @@ Status sm90_fp8_gemm_reduce(const Sm90Fp8Params& p, cudaStream_t stream) {
   const int64_t total4 = static_cast<int64_t>(p.m) * p.n / 4;
   const int threads = 256;
   const int64_t blocks = std::min<int64_t>((total4 + threads - 1) / threads, 132 * 8);
-  sm90fp8::sm90_fp8_reduce_kernel<<<static_cast<int>(blocks), threads, 0, stream>>>(p);
+  sm90fp8::sm90_fp8_reduce_kernel<Sm90Fp8Params><<<static_cast<int>(blocks), threads, 0, stream>>>(p);
   LOWBIT_CUDA_TRY_LAUNCH();
   return Status::Ok();
 }

@@ -44,6 +44,9 @@ struct Sm90Fp8Params {
   const float* sa;
   const float* sw;
   int sa_per_row, sw_per_row;
+  // int8 (sm90_int8_gemm): activation zero points (m) or null, weight row sums (n).
+  const int* za;
+  const int* wsum;
   const void* bias;  // (n) in the out dtype, or null
   void* out;         // (m, n) f16 / bf16
   int out_bf16;

@@ -30,6 +30,8 @@
 #include "cuda/gemv/smxx_gemv_family.hpp"
 #include "cuda/fp8_gemm/sm89_fp8_gemm_family.hpp"
 #include "cuda/fp8_gemm/sm90_fp8_gemm_family.hpp"
+#include "cuda/int8_gemm/sm90_int8_gemm_family.hpp"
+#include "cuda/int8_gemm/sm80_int8_gemm_family.hpp"
 
 namespace lowbit {
 namespace cuda {
@@ -57,11 +59,23 @@ const std::vector<FamilyEntry>& kernel_family_table() {
       // scaling: TMA + wgmma (docs/kernels/fp8_gemm.md, "sm90_fp8_gemm").
       {kSm90Fp8GemmName, kSm90Fp8GemmDescription, &sm90_fp8_gemm_runs_on, &sm90_fp8_gemm_can_implement,
        &sm90_fp8_gemm_make},
+      // int8 W8A8 (SmoothQuant) on Hopper: sm90_fp8_gemm's kernel with s8 wgmma and exact int32
+      // sums, per-token x per-channel scales and token zero points in the epilogue
+      // (docs/kernels/int8_gemm.md). cuBLAS is not a fallback for int8 (cublas_baseline takes
+      // no int8 weights).
+      {kSm90Int8GemmName, kSm90Int8GemmDescription, &sm90_int8_gemm_runs_on, &sm90_int8_gemm_can_implement,
+       &sm90_int8_gemm_make},
       // e4m3 x e4m3 with tensor/row or 1x128 x 128x128 scales on mma.sync (sm_89+): the fp8
       // kernel of Ada, and on Hopper the small-m (weight-streaming) one (m <= 8, rule
       // below); every m, n and k multiples of 16 (docs/kernels/fp8_gemm.md, "sm89_fp8_gemm").
       {kSm89Fp8GemmName, kSm89Fp8GemmDescription, &sm89_fp8_gemm_runs_on, &sm89_fp8_gemm_can_implement,
        &sm89_fp8_gemm_make},
+      // int8 W8A8 (SmoothQuant) on mma.sync s8 (sm_80+): sm89_fp8_gemm's kernel over int8,
+      // exact int32 sums, per-token x per-channel scales and token zero points in the
+      // epilogue; every m, n and k multiples of 16 (docs/kernels/int8_gemm.md,
+      // "sm80_int8_gemm"). The int8 kernel of Ampere and Ada, and the fallback on Hopper.
+      {kSm80Int8GemmName, kSm80Int8GemmDescription, &sm80_int8_gemm_runs_on, &sm80_int8_gemm_can_implement,
+       &sm80_int8_gemm_make},
       // The reference every lowbit kernel is measured against, and the fallback for dense
       // and fp8 problems no specialised family takes. Last in the order once other
       // families exist: it never loses a problem another family can run better.
@@ -152,6 +166,17 @@ std::vector<const FamilyEntry*> apply_selection_rules(const GemmDesc& desc, cons
     };
     auto sm89 = at(kSm89Fp8GemmName), sm90 = at(kSm90Fp8GemmName);
     if (sm89 != order.end() && sm90 != order.end() && sm90 < sm89) std::rotate(sm90, sm89, sm89 + 1);
+  }
+  // --- int8 (W8A8) at m <= 8: sm80_int8_gemm before sm90_int8_gemm ---------------------
+  // The same two kernels as fp8 above over int8 operands (same tiles, bytes and tensor-core
+  // rates), so the same rule, checked on int8 (H100, session 36, docs/kernels/int8_gemm.md,
+  // "Selection").
+  if (desc.w.kind == WeightKind::kInt8 && desc.m <= 8 && !(desc.m >= 3 && fp8_many_channels)) {
+    auto at = [&](const char* name) {
+      return std::find_if(order.begin(), order.end(), [&](const FamilyEntry* f) { return std::string(f->name) == name; });
+    };
+    auto sm80 = at(kSm80Int8GemmName), sm90 = at(kSm90Int8GemmName);
+    if (sm80 != order.end() && sm90 != order.end() && sm90 < sm80) std::rotate(sm90, sm80, sm80 + 1);
   }
   // --- Integer weights at m <= 8 (decode): smxx_gemv first -------------------------------
   // The GEMV reads the tiled layout in place, so 4/8-bit weights packed once run on it at

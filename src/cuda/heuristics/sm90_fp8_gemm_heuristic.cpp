@@ -42,7 +42,7 @@ double two_consumer_kblock_clk(const Sm90Fp8Config& cfg) { return cfg.block_n ==
 
 }  // namespace
 
-Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count) {
+Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count, bool stream_k) {
   constexpr double kClockPerUs = 1900.0, kDramBytesPerUs = 4.26e6, kFlopsPerClk = 8192.0, kLoadBytesPerClk = 48.0;
   constexpr double kUnitClk = 900.0, kReduceUs = 2.0;
   const int64_t k_blocks = (k + kSm90Fp8BlockK - 1) / kSm90Fp8BlockK;
@@ -118,7 +118,7 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count) {
   // 9-13% on n=576 / 512, k=7168, m=6144 and is about even on 4608 x 7168 at m=1024; it lost
   // everywhere else it was tried (short k, less than a wave of tiles, last waves nearly full),
   // so it is not a model candidate. Of the configurations that qualify, the fewest clocks.
-  if (sk_mode != 0 && m >= 1024) {
+  if (stream_k && sk_mode != 0 && m >= 1024) {
     for (int c = 0; c < kSm90Fp8ConfigCount; ++c) {
       const Sm90Fp8Config& cfg = kSm90Fp8Configs[c];
       if (cfg.consumers != 2 || (forced >= 0 && c != forced)) continue;

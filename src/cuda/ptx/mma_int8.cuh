@@ -24,4 +24,18 @@ LOWBIT_DEVICE void mma_m16n8k32_u8s8(int32_t (&d)[4], const uint32_t (&a)[4],
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
+// mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 (same PTX ISA sections; sm_80+): both
+// operands signed 8-bit (int8 W8A8: weight codes x activation codes, each in [-128, 127]),
+// d += A * B with exact int32 accumulation (no rounding: every product is at most 2^14 in
+// magnitude, so a sum over k < 2^17 cannot overflow; int8_gemm_common.hpp). The fragments
+// are the ones above, which are also those of the e4m3 m16n8k32 (ptx/mma_fp8.cuh): a kernel
+// written for one 8-bit element type loads the other's fragments unchanged.
+LOWBIT_DEVICE void mma_m16n8k32_s8s8(int32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
 }  // namespace lowbit::ptx

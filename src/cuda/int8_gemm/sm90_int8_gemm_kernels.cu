@@ -1,0 +1,60 @@
+// The instantiated sm90_int8_gemm kernels: sm90_fp8_gemm's kernel with int8 operands
+// (kInt8, scaled mode, no stream-K), one per tile configuration of kSm90Fp8Configs.
+#include "cuda/common/check.hpp"
+#include "cuda/common/launch_attrs.hpp"
+#include "cuda/fp8_gemm/sm90_fp8_gemm.cuh"
+#include "cuda/int8_gemm/sm90_int8_gemm_kernels.hpp"
+
+namespace lowbit::cuda {
+
+namespace {
+
+using KernelFn = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, const CUtensorMap,
+                          const Sm90Fp8Params);
+
+template <int C>
+KernelFn kernel_of() {
+  constexpr Sm90Fp8Config c = kSm90Fp8Configs[C];
+  return &sm90fp8::sm90_fp8_gemm_kernel<c.consumers, c.block_n, c.stages, false, false, true>;
+}
+
+KernelFn kernel_for(int config) {
+  static_assert(kSm90Fp8ConfigCount == 4, "one line per configuration below");
+  switch (config) {
+    case 0: return kernel_of<0>();
+    case 1: return kernel_of<1>();
+    case 2: return kernel_of<2>();
+    case 3: return kernel_of<3>();
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+Status sm90_int8_gemm_prepare(int config) {
+  KernelFn k = kernel_for(config);
+  if (k == nullptr) return Status::Fail("lowbit: sm90_int8_gemm: no configuration " + std::to_string(config));
+  LOWBIT_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       sm90_fp8_smem_bytes(kSm90Fp8Configs[config])));
+  return Status::Ok();
+}
+
+Status sm90_int8_gemm_launch(int config, const CUtensorMap& a, const CUtensorMap& w, const CUtensorMap& out,
+                             const Sm90Fp8Params& p, int grid, bool pdl, cudaStream_t stream) {
+  KernelFn k = kernel_for(config);
+  if (k == nullptr) return Status::Fail("lowbit: sm90_int8_gemm: no configuration " + std::to_string(config));
+  const Sm90Fp8Config& c = kSm90Fp8Configs[config];
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(static_cast<unsigned>(grid));
+  cfg.blockDim = dim3(static_cast<unsigned>((c.consumers + 1) * 128));
+  cfg.dynamicSmemBytes = static_cast<size_t>(sm90_fp8_smem_bytes(c));
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1] = {pdl_launch_attr()};
+  cfg.attrs = pdl ? attr : nullptr;
+  cfg.numAttrs = pdl ? 1u : 0u;
+  const CUtensorMap unused{};  // the activation-scale map of block mode
+  LOWBIT_CUDA_TRY(cudaLaunchKernelEx(&cfg, k, a, w, unused, out, p));
+  return Status::Ok();
+}
+
+}  // namespace lowbit::cuda
