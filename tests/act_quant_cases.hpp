@@ -1,7 +1,7 @@
-// The cases and inputs of the fp8 activation quantizer tests, shared by
-// tests/cpu/test_act_quant.cpp (the CPU path against an independent recomputation) and
-// tests/gpu/test_fp8_act_quant.cpp (the CUDA kernels against the CPU path): one sweep, one
-// generator, one way to run the CPU path.
+// The cases and inputs of the activation quantizer tests (fp8 and int8 modes), shared by
+// tests/cpu/test_act_quant.cpp (the CPU path against an independent recomputation and the
+// host quantizers) and tests/gpu/test_fp8_act_quant.cpp (the CUDA kernels against the CPU
+// path): one sweep, one generator per code type, one way to run the CPU path.
 //
 // Decoding here is independent of the library's codecs (decode16, e4m3_values): the CPU test
 // holds the library to these values. Rounding to the input dtype goes through store_from_f32.
@@ -22,13 +22,15 @@
 #include "lowbit/act_quant.hpp"
 #include "lowbit/device.hpp"
 #include "lowbit/numeric.hpp"
+#include "lowbit/quantize.hpp"
 
 namespace lowbit::test {
 
-// The sweep: every mode x f16/bf16 x these shapes (partial 1x128 groups, padding rows of the
-// 1x128 scale layout).
+// The sweep: every fp8 mode x f16/bf16 x these shapes (partial 1x128 groups, padding rows of
+// the 1x128 scale layout). The int8 modes have their own inputs (make_int8_values) and sweep.
 inline constexpr ActQuantMode kModes[] = {ActQuantMode::kDynamicPerToken, ActQuantMode::kDynamicPerTensor,
                                           ActQuantMode::kStaticPerTensor, ActQuantMode::kDynamicBlock1x128};
+inline constexpr ActQuantMode kInt8Modes[] = {ActQuantMode::kInt8PerToken, ActQuantMode::kInt8PerTokenZeroPoint};
 inline constexpr DType kDTypes[] = {DType::kF16, DType::kBF16};
 inline constexpr int64_t kMs[] = {1, 3, 4, 5, 64, 129};
 inline constexpr int64_t kKs[] = {16, 112, 128, 144, 4096};
@@ -187,6 +189,71 @@ inline std::vector<uint8_t> encode_rows(const std::vector<float>& x, DType t, in
   return out;
 }
 
+// The row kinds of the int8 inputs (row r has kind r % kInt8RowKinds).
+inline constexpr int kInt8RowKinds = 12;
+inline const char* int8_row_kind_name(int kind) {
+  static const char* const names[kInt8RowKinds] = {
+      "normal", "wide-range", "positive-only", "negative-only", "constant", "all-zero",
+      "tiny (1e-8 floor)", "subnormal", "large", "ties (s = 1)", "shifted", "huge (hi - lo overflows)"};
+  return names[kind % kInt8RowKinds];
+}
+
+// X (m, k) for the int8 modes, fp32 values exactly representable in `t`, row r of kind
+// r % kInt8RowKinds (int8_row_kind_name). "ties": the row holds 127 and -127 (symmetric) or
+// -128 (zero point), so s = 1 (and z = 0), and its other values are n + 0.5, where rne decides
+// (exact in f16 and bf16). "tiny": amax and hi - lo below 1e-8 in bf16 (the scale's floor decides); f16 has no
+// such values, so its tiny rows are subnormals and zeros. "huge" (bf16): values near +-3e38, so
+// hi - lo overflows to +inf (s = +inf, as quantize_int8() does); f16: its largest values.
+inline std::vector<float> make_int8_values(ActQuantMode mode, DType t, int64_t m, int64_t k,
+                                           std::mt19937& rng) {
+  const bool zero_point = mode == ActQuantMode::kInt8PerTokenZeroPoint;
+  std::vector<float> x(static_cast<size_t>(m * k));
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  std::uniform_int_distribution<int> bits(0, 0xFFFF), tie(zero_point ? -128 : -127, 126);
+  const bool bf16 = t == DType::kBF16;
+  for (int64_t r = 0; r < m; ++r) {
+    const int kind = static_cast<int>(r % kInt8RowKinds);
+    const float constant = normal(rng) * 4.0f, shift = normal(rng) * 8.0f;
+    for (int64_t c = 0; c < k; ++c) {
+      float v = 0.0f;
+      switch (kind) {
+        case 0: v = normal(rng); break;
+        case 1: v = normal(rng) * std::pow(10.0f, -4.0f + 8.0f * u(rng)); break;
+        case 2: v = std::fabs(normal(rng)) + 0.25f; break;
+        case 3: v = -3.0f * std::fabs(normal(rng)) - 0.125f; break;
+        case 4: v = constant; break;
+        case 5: v = u(rng) < 0.5f ? 0.0f : -0.0f; break;
+        case 6: v = bf16 ? normal(rng) * 1e-9f : decode16(static_cast<uint16_t>(bits(rng) & 0x8003), t); break;
+        case 7: v = decode16(static_cast<uint16_t>(bits(rng) & (bf16 ? 0x807F : 0x83FF)), t); break;
+        case 8: v = normal(rng) * (bf16 ? 1e30f : 1e4f); break;
+        case 9: v = static_cast<float>(tie(rng)) + 0.5f; break;
+        case 10: v = normal(rng) + shift; break;
+        default: v = (u(rng) < 0.5f ? -1.0f : 1.0f) * (bf16 ? 3.0e38f : 65504.0f) * (0.9f + 0.1f * u(rng)); break;
+      }
+      if (!bf16) v = std::clamp(v, -65504.0f, 65504.0f);
+      x[static_cast<size_t>(r * k + c)] = v;
+    }
+    if (kind == 9) {  // s = 1: amax 127 (symmetric), hi - lo = 255 (zero point)
+      x[static_cast<size_t>(r * k + (r * 7) % k)] = 127.0f;
+      x[static_cast<size_t>(r * k + (r * 7 + 1) % k)] = zero_point ? -128.0f : -127.0f;
+    }
+    if (kind == 11) {  // both signs present: hi - lo overflows in bf16
+      x[static_cast<size_t>(r * k)] = bf16 ? 3.0e38f : 65504.0f;
+      x[static_cast<size_t>(r * k + k - 1)] = bf16 ? -3.0e38f : -65504.0f;
+    }
+  }
+  // Round to the input dtype (the generated values are not all exact).
+  std::vector<uint8_t> bytes(x.size() * 2);
+  for (size_t i = 0; i < x.size(); ++i) store_from_f32(bytes.data(), t, static_cast<int64_t>(i), x[i]);
+  for (size_t i = 0; i < x.size(); ++i) {
+    uint16_t h;
+    std::memcpy(&h, bytes.data() + 2 * i, 2);
+    x[i] = decode16(h, t);
+  }
+  return x;
+}
+
 // ---------------------------------------------------------------------------------------
 // Running the CPU path
 // ---------------------------------------------------------------------------------------
@@ -200,27 +267,49 @@ inline ActQuantDesc make_desc(ActQuantMode mode, DType t, int64_t m, int64_t k, 
   return d;
 }
 
-// The e4m3 codes (m, k) and the scales of one quantization.
+// The codes (m, k) (e4m3 or int8, one byte each), the scales and, int8 with zero point, the
+// zero points of one quantization.
 struct Quantized {
   std::vector<uint8_t> q;
   std::vector<float> scales;
+  std::vector<int32_t> zeros;  // kInt8PerTokenZeroPoint only
 };
 
-// ActQuant::run on Device::cpu(). Outputs poisoned first (0xFF: the code of -NaN, never
-// produced; NaN scales), so an element left unwritten shows.
-inline Quantized run_cpu(const ActQuantDesc& d, const std::vector<uint8_t>& x, float static_s) {
+// Poison of the int32 zero points: 0x5A5A5A5A, outside every zero point's range [-128, 127].
+inline constexpr uint8_t kZerosPoisonByte = 0x5A;
+inline constexpr int32_t kZerosPoison = 0x5A5A5A5A;
+
+// ActQuant::run on Device::cpu(). Outputs poisoned first (codes `code_poison`: 0xFF is the
+// e4m3 code of -NaN, never produced, but a valid int8 code, which is why the int8 tests run
+// twice with two poisons; NaN scales; zero points kZerosPoison), so an element left unwritten
+// shows.
+inline Quantized run_cpu(const ActQuantDesc& d, const std::vector<uint8_t>& x, float static_s,
+                         uint8_t code_poison = 0xFF) {
   ActQuant op(d, Device::cpu());
   EXPECT_TRUE(op.can_implement().ok()) << op.can_implement().message();
   Quantized out;
-  out.q.assign(static_cast<size_t>(d.m * d.k), 0xFF);
+  out.q.assign(static_cast<size_t>(d.m * d.k), code_poison);
   out.scales.assign(static_cast<size_t>(op.scales_count()), std::numeric_limits<float>::quiet_NaN());
+  if (d.mode == ActQuantMode::kInt8PerTokenZeroPoint) out.zeros.assign(static_cast<size_t>(d.m), kZerosPoison);
   ActQuantArgs a;
   a.x = x.data();
   a.static_scale = &static_s;
   a.q = out.q.data();
   a.scales = out.scales.data();
+  a.zeros = out.zeros.empty() ? nullptr : out.zeros.data();
   const Status s = op.run(a, nullptr);
   EXPECT_TRUE(s.ok()) << s.message();
+  return out;
+}
+
+// The host quantizer's int8 result (quantize_int8(), finite input) as a Quantized.
+inline Quantized int8_host_quantizer(ActQuantMode mode, const std::vector<float>& x, int64_t m, int64_t k) {
+  const Int8Tensor t = quantize_int8(x.data(), m, k, mode == ActQuantMode::kInt8PerTokenZeroPoint);
+  Quantized out;
+  out.q.resize(t.codes.size());
+  std::memcpy(out.q.data(), t.codes.data(), t.codes.size());
+  out.scales = t.scales;
+  out.zeros = t.zeros;
   return out;
 }
 

@@ -82,7 +82,7 @@ if has sanitize; then
   export LOWBIT_TEST_SMALL=${LOWBIT_TEST_SMALL:-1}  # the tests' small-shape mode: sanitizers are slow
   for tool in memcheck racecheck synccheck; do
     filter=${SANITIZE_FILTER:-*}
-    [ "$tool" != memcheck ] && filter=${RACE_FILTER:-smxx_convert.*:sm80_mixed_gemm.every_config*:sm80_mixed_gemm.act_order*:smxx_gemv.forced_launches:smxx_gemv.bitserial_and_decoding_kernels:smxx_gemv.cluster_k_split:smxx_gemv.int8_activations:smxx_gemv.tiled_layout_every_format:sm90_fp8_gemm.forced_plans:sm90_fp8_gemm.edges:sm90_mixed_gemm.edges:sm90_mixed_gemm.every_config_and_split:sm89_fp8_gemm.every_config_and_split_mode:sm89_fp8_gemm.k_at_stage_and_block_edges:smxx_fp8_act_quant.per_token_bf16:smxx_fp8_act_quant.per_tensor_f16:smxx_fp8_act_quant.block1x128_f16}
+    [ "$tool" != memcheck ] && filter=${RACE_FILTER:-smxx_convert.*:sm80_mixed_gemm.every_config*:sm80_mixed_gemm.act_order*:smxx_gemv.forced_launches:smxx_gemv.bitserial_and_decoding_kernels:smxx_gemv.cluster_k_split:smxx_gemv.int8_activations:smxx_gemv.tiled_layout_every_format:sm90_fp8_gemm.forced_plans:sm90_fp8_gemm.edges:sm90_int8_gemm.forced_plans:sm90_int8_gemm.edges:sm80_int8_gemm.every_config_and_split_mode:sm90_mixed_gemm.edges:sm90_mixed_gemm.every_config_and_split:sm89_fp8_gemm.every_config_and_split_mode:sm89_fp8_gemm.k_at_stage_and_block_edges:smxx_fp8_act_quant.per_token_bf16:smxx_fp8_act_quant.per_tensor_f16:smxx_fp8_act_quant.block1x128_f16:smxx_int8_act_quant.per_token_zp_bf16}
     step "compute-sanitizer $tool ($filter)"
     log="$OUT/sanitizer-$tool.log"
     # Keep tests that run cuBLAS kernels out of RACE_FILTER: racecheck reports hazards inside

@@ -1,6 +1,7 @@
-// lowbit: fp8 activation quantization, the producer of an fp8 GEMM's A operand.
+// lowbit: activation quantization, the producer of a quantized GEMM's A operand.
 //
-//   X (m, k) f16 / bf16  ->  codes (m, k) e4m3fn  +  fp32 scales in the layout Gemm::run reads
+//   fp8:   X (m, k) f16 / bf16  ->  codes (m, k) e4m3fn  +  fp32 scales in the layout Gemm::run reads
+//   int8:  X (m, k) f16 / bf16  ->  codes (m, k) int8    +  fp32 scales (m)  [+ int32 zero points (m)]
 //
 // In the CUTLASS shape of gemm.hpp: describe the problem (ActQuantDesc), make an operation for
 // a device (ActQuant), ask can_implement(), allocate workspace_size() bytes, then run(). On
@@ -9,15 +10,17 @@
 // run() calls on different streams are safe when each has its own workspace and outputs.
 //
 // The outputs feed lowbit::Gemm directly: for a GemmDesc with the same m and k and
-// `desc.a = ActQuantDesc::act_format()`, GemmArgs::a = ActQuantArgs::q and
-// GemmArgs::a_scales = ActQuantArgs::scales, whose layout is gemm_a_scales() (gemm.hpp):
+// `desc.a = ActQuantDesc::act_format()`, GemmArgs::a = ActQuantArgs::q,
+// GemmArgs::a_scales = ActQuantArgs::scales (and, int8 with zero point,
+// GemmArgs::a_zeros = ActQuantArgs::zeros); the scales' layout is gemm_a_scales() (gemm.hpp):
 //   kDynamicPerTensor, kStaticPerTensor  (1)
 //   kDynamicPerToken                     (m)
 //   kDynamicBlock1x128                   (ceil(k/128), round_up(m, 4)), K-block-major, the
 //                                        padding rows m..round_up(m,4)-1 written as 0.
+//   kInt8PerToken, kInt8PerTokenZeroPoint  (m); zero points (m) int32
 //
 // Numerics (docs/kernels/act_quant.md; bit for bit the same on the CPU and on every GPU):
-//  * dynamic modes, per scale domain (tensor, row, or 128 columns of a row; the last group of
+//  * fp8 dynamic modes, per scale domain (tensor, row, or 128 columns of a row; the last group of
 //    a row is partial when k % 128 != 0) exactly quantize_fp8()'s rule (quantize.hpp):
 //      amax' = max(amax, 1e-4),  s = amax' / 448,  code = sat_rne(x * (448 / amax'))
 //    all fp32 with IEEE division, the multiplier rounded to fp32 before the product.
@@ -36,6 +39,21 @@
 //    amax, and so its scale, +inf and its multiplier 0: the finite codes of that domain
 //    become +-0 and the inf ones 0x7F, visibly broken rather than silently clipped. In
 //    static mode +-inf saturates to +-448 like any large value.
+//  * int8 modes, per row, exactly quantize_int8()'s rule (quantize.hpp, docs/formats.md
+//    section 5), every step one fp32 IEEE operation, a division per element (x / s, never
+//    x * (1 / s)), rne = round half to even:
+//      symmetric   amax = max |x|,  s = max(amax, 1e-8) / 127,  q = clamp(rne(x / s), -127, 127)
+//      zero point  lo = min(min x, 0),  hi = max(max x, 0),  s = max(hi - lo, 1e-8) / 255,
+//                  z = clamp(rne(-128 - lo / s), -128, 127),  q = clamp(rne(x / s) + z, -128, 127)
+//    Non-finite inputs (quantize_int8() rejects them; here they are defined, not errors):
+//    NaN enters neither amax nor lo nor hi (min and max ignore NaN), and a quotient x / s or
+//    lo / s that is NaN counts as 0. So a NaN's code is 0 (symmetric) or z (zero point), the
+//    code of x = 0. +-inf in a row makes amax or hi - lo, hence the scale, +inf: every finite
+//    x / s is +-0, inf / inf is NaN, so the whole row's codes are 0 (symmetric), or z = -128
+//    and every code -128 (zero point; lo / s is -0 or NaN, either counting as 0): the row
+//    dequantizes to NaN ((q - z) * s = 0 * inf), visibly broken rather than clipped. (A
+//    finite row whose hi - lo overflows fp32, bf16 values near +-3e38, gets s = +inf the
+//    same way, as quantize_int8() does.)
 #pragma once
 
 #include <cstddef>
@@ -54,10 +72,17 @@ enum class ActQuantMode : uint8_t {
   kDynamicPerTensor,   // one scale from the amax of all of X            (Fp8Scaling::kPerTensor)
   kStaticPerTensor,    // one scale given by the caller                  (Fp8Scaling::kPerTensor)
   kDynamicBlock1x128,  // one scale per row per 128 columns (DeepSeek-V3) (Fp8Scaling::kBlock1x128)
+  // int8 codes (W8A8: the A operand of sm90_int8_gemm / sm80_int8_gemm), ActFormat{kI8}:
+  kInt8PerToken,           // symmetric, one scale per row                     (int8_zero_point off)
+  kInt8PerTokenZeroPoint,  // asymmetric, one scale and int32 zero point per row (int8_zero_point on)
 };
-// "per-token", "per-tensor", "static", "1x128".
+// "per-token", "per-tensor", "static", "1x128", "int8-per-token", "int8-per-token-zp".
 const char* act_quant_mode_name(ActQuantMode mode);
-// The scaling of the codes a mode produces, as a GemmDesc's ActFormat names it.
+// Whether a mode produces int8 codes (kInt8PerToken, kInt8PerTokenZeroPoint).
+bool act_quant_is_int8(ActQuantMode mode);
+// The scaling of the fp8 codes a mode produces, as a GemmDesc's ActFormat names it. fp8 only:
+// the int8 modes answer kPerRow (their granularity, one scale per token), but their
+// ActFormat does not use the field (act_format() leaves it at its default).
 Fp8Scaling act_quant_scaling(ActQuantMode mode);
 
 struct ActQuantDesc {
@@ -69,7 +94,8 @@ struct ActQuantDesc {
   // also a multiple of 8 (16-byte rows). The codes are always dense (row stride k).
   int64_t x_row_stride = 0;
 
-  // {e4m3, act_quant_scaling(mode)}: the GemmDesc::a that reads this operation's outputs.
+  // The GemmDesc::a that reads this operation's outputs: {e4m3, act_quant_scaling(mode)}
+  // for the fp8 modes; {i8, int8_zero_point = (mode == kInt8PerTokenZeroPoint)} for int8.
   ActFormat act_format() const;
   int64_t row_stride() const { return x_row_stride == 0 ? k : x_row_stride; }
   std::string describe() const;  // "m=4 k=4096 x=bf16 mode=1x128"
@@ -81,10 +107,14 @@ struct ActQuantArgs {
   const void* x = nullptr;
   // kStaticPerTensor only: (1) fp32, the scale s (device memory for CUDA). May equal `scales`.
   const float* static_scale = nullptr;
-  // (m, k) e4m3fn codes, row-major, dense: GemmArgs::a. CUDA: 16-byte aligned.
+  // (m, k) codes, row-major, dense: GemmArgs::a. e4m3fn for the fp8 modes, int8 for the
+  // int8 modes. CUDA: 16-byte aligned.
   void* q = nullptr;
   // scales_count() fp32 in the layout of gemm_a_scales(): GemmArgs::a_scales. 4-byte aligned.
   float* scales = nullptr;
+  // kInt8PerTokenZeroPoint only (required there, ignored otherwise): (m) int32 zero points in
+  // [-128, 127], GemmArgs::a_zeros. 4-byte aligned.
+  int32_t* zeros = nullptr;
 };
 
 class ActQuant {
@@ -95,23 +125,25 @@ class ActQuant {
   Device device() const { return device_; }
 
   // Ok, or why this problem cannot run on this device in this build. Checked: m >= 1;
-  // k >= 1 and k % 16 == 0 (the fp8 GEMM's own requirement, cuBLASLt and TMA: code rows of
-  // k bytes must be 16-byte multiples; the kernel moves 16 elements per 16-byte store);
+  // k >= 1 and k % 16 == 0 (the fp8 and int8 GEMMs' own requirement, cuBLASLt and TMA: code
+  // rows of k bytes must be 16-byte multiples; the kernel moves 16 elements per 16-byte store);
   // f16 / bf16 input; a known mode; the row stride; sizes that overflow; on CUDA: a device
   // that exists, sm_80 or newer, with machine code in this build.
   Status can_implement() const;
   // Bytes of device workspace run() needs: 4 (the amax) for kDynamicPerTensor on CUDA,
-  // 0 otherwise (and 0 when can_implement() fails).
+  // 0 otherwise (the int8 modes included; and 0 when can_implement() fails).
   std::size_t workspace_size() const;
   // fp32 values run() writes to `scales`, padding included: gemm_a_scales_count() of the
-  // matching GemmDesc.
+  // matching GemmDesc (m for both int8 modes; the zero points are m int32 too).
   int64_t scales_count() const;
-  std::string kernel_name() const;  // "smxx_fp8_act_quant", "cpu_reference"; "" when none
+  // "smxx_fp8_act_quant" (fp8 modes on CUDA), "smxx_int8_act_quant" (int8 modes on CUDA),
+  // "cpu_reference"; "" when none.
+  std::string kernel_name() const;
 
   // CUDA: enqueue on `stream` (the device of the ActQuant must be the current device or is
   // made current for the launch); CPU: computes synchronously (stream ignored). Checks the
-  // arguments (null pointers; on CUDA the alignment above) and returns a failed Status
-  // without running.
+  // arguments (null pointers, `zeros` for kInt8PerTokenZeroPoint; on CUDA the alignment
+  // above) and returns a failed Status without running.
   Status run(const ActQuantArgs& args, void* workspace, Stream stream = nullptr) const;
 
  private:

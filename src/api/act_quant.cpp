@@ -1,12 +1,13 @@
 // lowbit::ActQuant: argument checking, the CPU implementation (the reference of the GPU
-// kernels), and dispatch to the CUDA kernels (src/cuda/quant/smxx_fp8_act_quant.*).
+// kernels), and dispatch to the CUDA kernels (src/cuda/quant/smxx_fp8_act_quant.*: the fp8
+// kernels and the int8 per-token kernel).
 //
 // The CPU path is written out here rather than calling quantize_fp8() / quantize_fp8_static()
-// because those take fp32, allocate their result and reject non-finite input, while this one
-// reads f16/bf16 in place (any row stride), writes the GEMM's scale layout, and defines the
-// non-finite cases (act_quant.hpp). On finite input it computes exactly their rule, in the
-// same fp32 operations and order (tests/cpu/test_act_quant.cpp checks it bit for bit against
-// them and against an independent recomputation).
+// / quantize_int8() because those take fp32, allocate their result and reject non-finite
+// input, while this one reads f16/bf16 in place (any row stride), writes the GEMM's scale
+// layout, and defines the non-finite cases (act_quant.hpp). On finite input it computes
+// exactly their rule, in the same fp32 operations and order (tests/cpu/test_act_quant.cpp
+// checks it bit for bit against them and, for fp8, against an independent recomputation).
 #include "lowbit/act_quant.hpp"
 
 #include <algorithm>
@@ -31,14 +32,23 @@ const char* act_quant_mode_name(ActQuantMode mode) {
     case ActQuantMode::kDynamicPerTensor: return "per-tensor";
     case ActQuantMode::kStaticPerTensor: return "static";
     case ActQuantMode::kDynamicBlock1x128: return "1x128";
+    case ActQuantMode::kInt8PerToken: return "int8-per-token";
+    case ActQuantMode::kInt8PerTokenZeroPoint: return "int8-per-token-zp";
   }
   return "?";
+}
+
+bool act_quant_is_int8(ActQuantMode mode) {
+  return mode == ActQuantMode::kInt8PerToken || mode == ActQuantMode::kInt8PerTokenZeroPoint;
 }
 
 Fp8Scaling act_quant_scaling(ActQuantMode mode) {
   switch (mode) {
     case ActQuantMode::kDynamicPerToken: return Fp8Scaling::kPerRow;
     case ActQuantMode::kDynamicBlock1x128: return Fp8Scaling::kBlock1x128;
+    // int8: one scale per token; the field is not part of their ActFormat (act_quant.hpp).
+    case ActQuantMode::kInt8PerToken:
+    case ActQuantMode::kInt8PerTokenZeroPoint: return Fp8Scaling::kPerRow;
     case ActQuantMode::kDynamicPerTensor:
     case ActQuantMode::kStaticPerTensor: break;
   }
@@ -47,6 +57,11 @@ Fp8Scaling act_quant_scaling(ActQuantMode mode) {
 
 ActFormat ActQuantDesc::act_format() const {
   ActFormat f;
+  if (act_quant_is_int8(mode)) {
+    f.dtype = DType::kI8;
+    f.int8_zero_point = mode == ActQuantMode::kInt8PerTokenZeroPoint;
+    return f;
+  }
   f.dtype = DType::kE4M3;
   f.fp8_scaling = act_quant_scaling(mode);
   return f;
@@ -68,7 +83,9 @@ bool mode_known(ActQuantMode mode) {
     case ActQuantMode::kDynamicPerToken:
     case ActQuantMode::kDynamicPerTensor:
     case ActQuantMode::kStaticPerTensor:
-    case ActQuantMode::kDynamicBlock1x128: return true;
+    case ActQuantMode::kDynamicBlock1x128:
+    case ActQuantMode::kInt8PerToken:
+    case ActQuantMode::kInt8PerTokenZeroPoint: return true;
   }
   return false;
 }
@@ -80,13 +97,18 @@ Status validate_desc(const ActQuantDesc& d, Device device) {
   };
   if (!mode_known(d.mode))
     return fail("mode " + std::to_string(static_cast<int>(d.mode)) +
-                " is not an ActQuantMode (per-token, per-tensor, static, 1x128)");
+                " is not an ActQuantMode (per-token, per-tensor, static, 1x128, int8-per-token, "
+                "int8-per-token-zp)");
   if (d.m < 1) return fail("m=" + std::to_string(d.m) + " must be >= 1");
   if (d.k < 1 || d.k % 16 != 0)
     return fail("k=" + std::to_string(d.k) +
-                " must be a positive multiple of 16 (the fp8 GEMM's requirement: rows of e4m3 "
-                "codes are whole 16-byte units for TMA and cuBLASLt; the kernel writes 16 codes "
-                "per 16-byte store)");
+                (act_quant_is_int8(d.mode)
+                     ? " must be a positive multiple of 16 (the int8 GEMM's requirement: rows of "
+                       "int8 codes are whole 16-byte units for TMA; the kernel writes 16 codes "
+                       "per 16-byte store)"
+                     : " must be a positive multiple of 16 (the fp8 GEMM's requirement: rows of "
+                       "e4m3 codes are whole 16-byte units for TMA and cuBLASLt; the kernel "
+                       "writes 16 codes per 16-byte store)"));
   if (d.dtype != DType::kF16 && d.dtype != DType::kBF16)
     return fail(std::string("X dtype=") + dtype_name(d.dtype) + " must be f16 or bf16");
   if (d.x_row_stride < 0 || (d.x_row_stride != 0 && d.x_row_stride < d.k))
@@ -153,11 +175,58 @@ class CpuActQuant {
   bool bf16_;
 };
 
+// rne() of quantize_int8() (std::nearbyint, default rounding mode: half to even) applied to a
+// quotient x / s or lo / s; a NaN quotient counts as 0 (act_quant.hpp, non-finite input).
+float rne_quotient(float q) { return std::isnan(q) ? 0.0f : std::nearbyint(q); }
+
+// The int8 modes: quantize_int8()'s rule per row (quantize.cpp), the same fp32 operations in
+// the same order, NaN skipped by the range and counting as 0 in the quotients. The range
+// starts at 0 instead of row[0]: min(min x, 0) and max(max x, 0) are the same values (up to
+// the sign of a zero, which neither s, nor z, nor a code can show).
+void run_cpu_int8(const ActQuantDesc& d, const ActQuantArgs& a, const CpuActQuant& cpu) {
+  const bool zero_point = d.mode == ActQuantMode::kInt8PerTokenZeroPoint;
+  int8_t* q = static_cast<int8_t*>(a.q);
+  for (int64_t r = 0; r < d.m; ++r) {
+    float amax = 0.0f, lo = 0.0f, hi = 0.0f;
+    for (int64_t c = 0; c < d.k; ++c) {
+      const float v = cpu.x(r, c);
+      if (std::isnan(v)) continue;
+      amax = std::max(amax, std::fabs(v));
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+    int8_t* codes = q + r * d.k;
+    if (!zero_point) {
+      // s = max(amax, 1e-8) / 127, q = clamp(rne(x / s), -127, 127)
+      const float s = std::max(amax, 1e-8f) / 127.0f;
+      a.scales[r] = s;
+      for (int64_t c = 0; c < d.k; ++c)
+        codes[c] = static_cast<int8_t>(std::clamp(rne_quotient(cpu.x(r, c) / s), -127.0f, 127.0f));
+    } else {
+      // s = max(hi - lo, 1e-8) / 255, z = clamp(rne(-128 - lo / s), -128, 127),
+      // q = clamp(rne(x / s) + z, -128, 127)
+      const float s = std::max(hi - lo, 1e-8f) / 255.0f;
+      float lo_s = lo / s;
+      if (std::isnan(lo_s)) lo_s = 0.0f;  // lo = -inf, s = +inf
+      const float z = std::clamp(std::nearbyint(-128.0f - lo_s), -128.0f, 127.0f);
+      a.scales[r] = s;
+      a.zeros[r] = static_cast<int32_t>(z);
+      for (int64_t c = 0; c < d.k; ++c)
+        codes[c] =
+            static_cast<int8_t>(std::clamp(rne_quotient(cpu.x(r, c) / s) + z, -128.0f, 127.0f));
+    }
+  }
+}
+
 void run_cpu(const ActQuantDesc& d, const ActQuantArgs& a) {
   const CpuActQuant cpu(d, a);
   const int64_t m = d.m, k = d.k;
   float s = 0.0f, inv = 0.0f;
   switch (d.mode) {
+    case ActQuantMode::kInt8PerToken:
+    case ActQuantMode::kInt8PerTokenZeroPoint:
+      run_cpu_int8(d, a, cpu);
+      break;
     case ActQuantMode::kDynamicPerToken:
       for (int64_t r = 0; r < m; ++r) {
         CpuActQuant::scale_of_amax(cpu.amax(r, r + 1, 0, k), &s, &inv);
@@ -204,7 +273,7 @@ ActQuant::ActQuant(const ActQuantDesc& desc, Device device) : desc_(desc), devic
   status_ = validate_desc(desc_, device_);
   if (!status_.ok() || device_.is_cpu()) return;
 #if defined(LOWBIT_WITH_CUDA)
-  status_ = cuda::fp8_act_quant_runs_on(device_.index);
+  status_ = cuda::act_quant_runs_on(device_.index);
 #else
   status_ = Status::Fail("lowbit: act_quant on " + device_.name() +
                          ": built without CUDA (configured without nvcc or with LOWBIT_CUDA=OFF); "
@@ -230,7 +299,8 @@ int64_t ActQuant::scales_count() const {
 
 std::string ActQuant::kernel_name() const {
   if (!status_.ok()) return "";
-  return device_.is_cpu() ? "cpu_reference" : "smxx_fp8_act_quant";
+  if (device_.is_cpu()) return "cpu_reference";
+  return act_quant_is_int8(desc_.mode) ? "smxx_int8_act_quant" : "smxx_fp8_act_quant";
 }
 
 Status ActQuant::run(const ActQuantArgs& args, void* workspace, Stream stream) const {
@@ -238,8 +308,12 @@ Status ActQuant::run(const ActQuantArgs& args, void* workspace, Stream stream) c
   const std::string what = " (" + desc_.describe() + ", " + device_.name() + ")";
   auto fail = [&](const std::string& msg) { return Status::Fail("lowbit: act_quant: run: " + msg + what); };
   if (args.x == nullptr) return fail("x is null");
-  if (args.q == nullptr) return fail("q (the e4m3 codes) is null");
+  const bool int8 = act_quant_is_int8(desc_.mode);
+  const bool zero_point = desc_.mode == ActQuantMode::kInt8PerTokenZeroPoint;
+  if (args.q == nullptr) return fail(int8 ? "q (the int8 codes) is null" : "q (the e4m3 codes) is null");
   if (args.scales == nullptr) return fail("scales is null");
+  if (zero_point && args.zeros == nullptr)
+    return fail("zeros is null (mode int8-per-token-zp writes m int32 zero points)");
   if (desc_.mode == ActQuantMode::kStaticPerTensor && args.static_scale == nullptr)
     return fail("static_scale is null (mode static needs the caller's scale)");
   if (workspace_size() > 0 && workspace == nullptr)
@@ -253,11 +327,13 @@ Status ActQuant::run(const ActQuantArgs& args, void* workspace, Stream stream) c
   if (!aligned(args.x, 16)) return fail("x is not 16-byte aligned");
   if (!aligned(args.q, 16)) return fail("q is not 16-byte aligned");
   if (!aligned(args.scales, 4)) return fail("scales is not 4-byte aligned");
+  if (zero_point && !aligned(args.zeros, 4)) return fail("zeros is not 4-byte aligned");
   if (args.static_scale != nullptr && !aligned(args.static_scale, 4))
     return fail("static_scale is not 4-byte aligned");
   if (workspace_size() > 0 && !aligned(workspace, 4)) return fail("workspace is not 4-byte aligned");
 #if defined(LOWBIT_WITH_CUDA)
-  return cuda::fp8_act_quant_launch(desc_, args, workspace, stream, device_.index);
+  return int8 ? cuda::int8_act_quant_launch(desc_, args, stream, device_.index)
+              : cuda::fp8_act_quant_launch(desc_, args, workspace, stream, device_.index);
 #else
   (void)stream;
   return status_;  // not reached: a CUDA ActQuant of this build never has an ok status

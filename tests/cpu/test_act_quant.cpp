@@ -1,5 +1,5 @@
 // Tests of lowbit::ActQuant on Device::cpu() (include/lowbit/act_quant.hpp), the reference
-// of the fp8 activation quantizer kernels:
+// of the activation quantizer kernels. fp8 modes:
 //  * bit for bit against an independent recomputation of the documented rules (fp32
 //    operations emulated in double, then rounded once: exact for + - * / on these operands;
 //    e4m3 rounding by a search of the 127 positive e4m3 values with ties to the even code),
@@ -8,6 +8,13 @@
 //    gemm_a_scales() on finite input;
 //  * row strides, non-finite input, the static scale aliasing the output, the GEMM fed with
 //    the outputs, every validation error, and the CUDA kernel's launch geometry.
+// int8 modes (int8-per-token, int8-per-token-zp):
+//  * codes, scales and zero points bit for bit against quantize_int8() on finite input
+//    (f16 / bf16 converted exactly to fp32 first), rows of every kind of make_int8_values()
+//    (constant, all-zero, positive- or negative-only, below the 1e-8 floor, subnormal, rne
+//    ties, hi - lo overflowing), k from 16, every output written (two poisons);
+//  * hand-computed codes at ties, row strides, the documented non-finite rules, the CPU int8
+//    GEMM fed with the outputs, and the argument errors.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -110,10 +117,11 @@ Quantized run_cpu_checked(const ActQuantDesc& d, const std::vector<uint8_t>& x, 
   return run_cpu(d, x, static_s);
 }
 
-// Codes and scales equal bit for bit; the first differences described.
+// Codes, scales and zero points equal bit for bit; the first differences described.
 void expect_same(const Quantized& got, const Quantized& want, const std::string& what) {
   ASSERT_EQ(got.q.size(), want.q.size()) << what;
   ASSERT_EQ(got.scales.size(), want.scales.size()) << what;
+  ASSERT_EQ(got.zeros.size(), want.zeros.size()) << what;
   int bad = 0;
   std::ostringstream first;
   for (size_t i = 0; i < got.q.size(); ++i)
@@ -123,6 +131,9 @@ void expect_same(const Quantized& got, const Quantized& want, const std::string&
   for (size_t i = 0; i < got.scales.size(); ++i)
     if (bits_of(got.scales[i]) != bits_of(want.scales[i]) && bad++ < 10)
       first << "\n  scale " << i << ": got " << got.scales[i] << ", want " << want.scales[i];
+  for (size_t i = 0; i < got.zeros.size(); ++i)
+    if (got.zeros[i] != want.zeros[i] && bad++ < 15)
+      first << "\n  zero " << i << ": got " << got.zeros[i] << ", want " << want.zeros[i];
   EXPECT_EQ(bad, 0) << what << first.str();
 }
 
@@ -167,7 +178,7 @@ TEST(act_quant, cpu_matches_host_quantizers) {
               ref = quantize_fp8(x.data(), m, k, fmt);
             }
             const Quantized got = run_cpu_checked(d, encode_rows(x, t, m, k, k, 0.0f), s);
-            expect_same(got, Quantized{ref.codes, gemm_a_scales(ref)}, case_name(d, f, seed));
+            expect_same(got, Quantized{ref.codes, gemm_a_scales(ref), {}}, case_name(d, f, seed));
             EXPECT_TRUE(ref.validate().ok());
           }
 }
@@ -431,6 +442,33 @@ TEST(act_quant, names_layout_and_counts) {
   EXPECT_STREQ(act_quant_mode_name(ActQuantMode::kDynamicPerTensor), "per-tensor");
   EXPECT_STREQ(act_quant_mode_name(ActQuantMode::kStaticPerTensor), "static");
   EXPECT_STREQ(act_quant_mode_name(ActQuantMode::kDynamicBlock1x128), "1x128");
+  EXPECT_STREQ(act_quant_mode_name(ActQuantMode::kInt8PerToken), "int8-per-token");
+  EXPECT_STREQ(act_quant_mode_name(ActQuantMode::kInt8PerTokenZeroPoint), "int8-per-token-zp");
+  for (ActQuantMode mode : kModes) EXPECT_FALSE(act_quant_is_int8(mode));
+  for (ActQuantMode mode : kInt8Modes) {
+    EXPECT_TRUE(act_quant_is_int8(mode));
+    EXPECT_EQ(act_quant_scaling(mode), Fp8Scaling::kPerRow);  // documented: per token
+    const ActFormat f = make_desc(mode, DType::kF16, 3, 64).act_format();
+    EXPECT_EQ(f.dtype, DType::kI8);
+    EXPECT_EQ(f.int8_zero_point, mode == ActQuantMode::kInt8PerTokenZeroPoint);
+    EXPECT_EQ(f.fp8_scaling, ActFormat{}.fp8_scaling);  // not used by int8: left at the default
+    for (int64_t m : kMs)
+      for (int64_t k : kKs) {
+        const ActQuantDesc d = make_desc(mode, DType::kBF16, m, k);
+        GemmDesc g;
+        g.m = m;
+        g.k = k;
+        g.n = 16;
+        g.a = d.act_format();
+        const ActQuant op(d, Device::cpu());
+        EXPECT_EQ(op.scales_count(), m) << d.describe();
+        EXPECT_EQ(op.scales_count(), gemm_a_scales_count(g)) << d.describe();
+        EXPECT_EQ(op.workspace_size(), 0u);
+        EXPECT_EQ(op.kernel_name(), "cpu_reference");
+      }
+  }
+  EXPECT_EQ(make_desc(ActQuantMode::kInt8PerTokenZeroPoint, DType::kF16, 2, 32, 48).describe(),
+            "m=2 k=32 x=f16 mode=int8-per-token-zp x_row_stride=48");
   EXPECT_EQ(make_desc(ActQuantMode::kDynamicBlock1x128, DType::kBF16, 4, 4096).describe(),
             "m=4 k=4096 x=bf16 mode=1x128");
   for (ActQuantMode mode : kModes)
@@ -509,6 +547,281 @@ TEST(act_quant, cuda_one_launch_per_tensor_rule) {
         if (c > 1 && items <= int64_t{c} * kActQuantFusedThreads)
           ASSERT_GT(items, int64_t{c / 2} * kActQuantFusedThreads) << what;  // the fewest CTAs
       }
+}
+
+// ---------------------------------------------------------------------------------------
+// int8 per token
+// ---------------------------------------------------------------------------------------
+// The CPU path for an int8 mode, run twice with code poisons 0xFF and 0x00 (every byte is a
+// valid int8 code, so one poison cannot show an unwritten code; two can): both runs agree,
+// no scale is NaN and every zero point is in [-128, 127].
+Quantized run_cpu_int8(const ActQuantDesc& d, const std::vector<uint8_t>& x) {
+  const Quantized a = run_cpu_checked(d, x, 1.0f);
+  const Quantized b = run_cpu(d, x, 1.0f, 0x00);
+  expect_same(b, a, d.describe() + " (code poison 0x00 vs 0xFF)");
+  for (float s : a.scales) EXPECT_FALSE(std::isnan(s)) << d.describe();
+  EXPECT_EQ(a.zeros.size(), d.mode == ActQuantMode::kInt8PerTokenZeroPoint ? static_cast<size_t>(d.m) : 0u);
+  for (int32_t z : a.zeros) EXPECT_TRUE(z >= -128 && z <= 127) << d.describe() << ": zero point " << z;
+  return a;
+}
+
+// Bit for bit against quantize_int8() on the exact fp32 values of the f16 / bf16 input.
+TEST(act_quant, int8_matches_quantize_int8) {
+  for (ActQuantMode mode : kInt8Modes)
+    for (DType t : kDTypes)
+      for (int64_t m : {1, 3, 12, 13, 64, 129})
+        for (int64_t k : {16, 32, 112, 144, 4096}) {
+          const uint32_t seed = g_seed++;
+          std::mt19937 rng(seed);
+          const ActQuantDesc d = make_desc(mode, t, m, k);
+          const std::vector<float> x = make_int8_values(mode, t, m, k, rng);
+          const Quantized got = run_cpu_int8(d, encode_rows(x, t, m, k, k, 0.0f));
+          expect_same(got, int8_host_quantizer(mode, x, m, k), case_name(d, "int8 rows", seed));
+          if (::testing::Test::HasFatalFailure()) return;
+        }
+}
+
+// Hand-computed rows: rne ties to even at s = 1, the clamps, constant and one-signed rows.
+TEST(act_quant, int8_hand_computed_rows) {
+  for (DType t : kDTypes) {
+    const int64_t k = 16;
+    // Symmetric, s = 1 (amax 127): n + 0.5 rounds to the even neighbour.
+    std::vector<float> x = {127.0f, -127.0f, 2.5f, 3.5f, -2.5f, -3.5f, 0.5f, -0.5f,
+                            1.5f,   126.5f,  -126.5f, 0.0f, -0.0f, 64.0f, 100.25f, -100.75f};
+    Quantized q = run_cpu_int8(make_desc(ActQuantMode::kInt8PerToken, t, 1, k), encode_rows(x, t, 1, k, k, 0.0f));
+    const std::vector<int> want_sym = {127, -127, 2, 4, -2, -4, 0, 0, 2, 126, -126, 0, 0, 64, 100, -101};
+    ASSERT_EQ(q.scales[0], 1.0f);
+    for (int64_t c = 0; c < k; ++c) EXPECT_EQ(static_cast<int8_t>(q.q[c]), want_sym[c]) << dtype_name(t) << " c=" << c;
+    // Zero point, s = 1 (lo = -128, hi = 127), z = rne(-128 + 128) = 0.
+    x[1] = -128.0f;
+    q = run_cpu_int8(make_desc(ActQuantMode::kInt8PerTokenZeroPoint, t, 1, k), encode_rows(x, t, 1, k, k, 0.0f));
+    ASSERT_EQ(q.scales[0], 1.0f);
+    ASSERT_EQ(q.zeros[0], 0);
+    EXPECT_EQ(static_cast<int8_t>(q.q[1]), -128);
+    EXPECT_EQ(static_cast<int8_t>(q.q[2]), 2);
+    EXPECT_EQ(static_cast<int8_t>(q.q[3]), 4);
+    // Positive-only row: lo = 0, z = -128, the row's max at 127.
+    std::vector<float> pos(k, 3.0f);
+    pos[4] = 6.0f;
+    q = run_cpu_int8(make_desc(ActQuantMode::kInt8PerTokenZeroPoint, t, 1, k), encode_rows(pos, t, 1, k, k, 0.0f));
+    EXPECT_EQ(q.scales[0], 6.0f / 255.0f);
+    EXPECT_EQ(q.zeros[0], -128);
+    EXPECT_EQ(static_cast<int8_t>(q.q[4]), 127);
+    EXPECT_EQ(static_cast<int8_t>(q.q[0]), static_cast<int>(std::nearbyint(3.0f / (6.0f / 255.0f))) - 128);
+    // Negative-only row: hi = 0, z = rne(-128 + 255) = 127, the row's min at -128.
+    for (float& v : pos) v = -v;
+    q = run_cpu_int8(make_desc(ActQuantMode::kInt8PerTokenZeroPoint, t, 1, k), encode_rows(pos, t, 1, k, k, 0.0f));
+    EXPECT_EQ(q.zeros[0], 127);
+    EXPECT_EQ(static_cast<int8_t>(q.q[4]), -128);
+    // Constant row c: symmetric codes all 127 (or -127), s = |c| / 127.
+    std::vector<float> cst(k, -0.75f);
+    q = run_cpu_int8(make_desc(ActQuantMode::kInt8PerToken, t, 1, k), encode_rows(cst, t, 1, k, k, 0.0f));
+    EXPECT_EQ(q.scales[0], 0.75f / 127.0f);
+    for (int64_t c = 0; c < k; ++c) EXPECT_EQ(static_cast<int8_t>(q.q[c]), -127);
+    // All-zero row: the 1e-8 floor, codes 0 (symmetric) or z = -128 (zero point).
+    const std::vector<float> zero(k, 0.0f);
+    q = run_cpu_int8(make_desc(ActQuantMode::kInt8PerToken, t, 1, k), encode_rows(zero, t, 1, k, k, 0.0f));
+    EXPECT_EQ(q.scales[0], 1e-8f / 127.0f);
+    for (int64_t c = 0; c < k; ++c) EXPECT_EQ(q.q[c], 0);
+    q = run_cpu_int8(make_desc(ActQuantMode::kInt8PerTokenZeroPoint, t, 1, k), encode_rows(zero, t, 1, k, k, 0.0f));
+    EXPECT_EQ(q.scales[0], 1e-8f / 255.0f);
+    EXPECT_EQ(q.zeros[0], -128);
+    for (int64_t c = 0; c < k; ++c) EXPECT_EQ(static_cast<int8_t>(q.q[c]), -128);
+  }
+}
+
+TEST(act_quant, int8_row_stride_reads_only_k_columns) {
+  for (ActQuantMode mode : kInt8Modes)
+    for (DType t : kDTypes)
+      for (int64_t k : {16, 144, 4096})
+        for (int64_t pad : {3, 8, 24}) {
+          const int64_t m = 13, ld = k + pad;
+          const uint32_t seed = g_seed++;
+          std::mt19937 rng(seed);
+          const std::vector<float> x = make_int8_values(mode, t, m, k, rng);
+          const Quantized dense = run_cpu_int8(make_desc(mode, t, m, k), encode_rows(x, t, m, k, k, 0.0f));
+          // Huge garbage between the rows: any read of it would change the range or codes.
+          const Quantized strided = run_cpu_int8(make_desc(mode, t, m, k, ld), encode_rows(x, t, m, k, ld, 30000.0f));
+          expect_same(strided, dense, case_name(make_desc(mode, t, m, k, ld), "int8 rows", seed));
+          expect_same(strided, int8_host_quantizer(mode, x, m, k), case_name(make_desc(mode, t, m, k, ld), "int8 rows", seed));
+        }
+}
+
+// The documented non-finite rules (act_quant.hpp), which the GPU test holds the kernel to.
+TEST(act_quant, int8_non_finite_inputs) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = INFINITY;
+  for (DType t : kDTypes) {
+    const int64_t m = 6, k = 16;
+    std::vector<float> x(static_cast<size_t>(m * k), 1.0f);
+    auto at = [&](int64_t r, int64_t c) -> float& { return x[static_cast<size_t>(r * k + c)]; };
+    at(0, 3) = nan;  // row 0: NaN among finite values, the row's range 0..127
+    at(0, 5) = -nan;
+    at(0, 7) = 127.0f;
+    at(1, 2) = inf;  // row 1: +inf among finite values
+    at(1, 4) = -2.0f;
+    at(2, 6) = -inf;  // row 2: -inf among finite values
+    at(2, 8) = 5.0f;
+    for (int64_t c = 0; c < k; ++c) at(3, c) = c % 2 ? nan : -nan;  // row 3: NaN only
+    at(4, 0) = inf;  // row 4: +inf, -inf and NaN
+    at(4, 1) = -inf;
+    at(4, 2) = nan;
+    for (int64_t c = 0; c < k; ++c) at(5, c) = static_cast<float>(c) - 4.5f;  // row 5: finite
+    const std::vector<uint8_t> bytes = encode_rows(x, t, m, k, k, 0.0f);
+    const std::string what = std::string("int8 non-finite ") + dtype_name(t);
+    auto code = [&](const Quantized& q, int64_t r, int64_t c) { return static_cast<int>(static_cast<int8_t>(q.q[static_cast<size_t>(r * k + c)])); };
+
+    const Quantized sym = run_cpu_int8(make_desc(ActQuantMode::kInt8PerToken, t, m, k), bytes);
+    EXPECT_EQ(sym.scales[0], 1.0f) << what;  // NaN ignored by amax: 127 / 127
+    EXPECT_EQ(code(sym, 0, 3), 0) << what;   // NaN -> 0
+    EXPECT_EQ(code(sym, 0, 5), 0) << what;
+    EXPECT_EQ(code(sym, 0, 7), 127) << what;
+    EXPECT_EQ(code(sym, 0, 0), 1) << what;
+    for (int64_t r : {1, 2, 4}) {
+      EXPECT_TRUE(std::isinf(sym.scales[static_cast<size_t>(r)]) && sym.scales[static_cast<size_t>(r)] > 0) << what << " row " << r;
+      for (int64_t c = 0; c < k; ++c) EXPECT_EQ(code(sym, r, c), 0) << what << " row " << r << " c=" << c;
+    }
+    EXPECT_EQ(sym.scales[3], 1e-8f / 127.0f) << what;  // NaN only: amax 0, the floor
+    for (int64_t c = 0; c < k; ++c) EXPECT_EQ(code(sym, 3, c), 0) << what;
+
+    const Quantized zp = run_cpu_int8(make_desc(ActQuantMode::kInt8PerTokenZeroPoint, t, m, k), bytes);
+    const float s0 = 127.0f / 255.0f;  // lo = 0, hi = 127
+    EXPECT_EQ(zp.scales[0], s0) << what;
+    EXPECT_EQ(zp.zeros[0], -128) << what;
+    EXPECT_EQ(code(zp, 0, 3), -128) << what;  // NaN -> z
+    EXPECT_EQ(code(zp, 0, 5), -128) << what;
+    EXPECT_EQ(code(zp, 0, 0), static_cast<int>(std::nearbyint(1.0f / s0)) - 128) << what;
+    for (int64_t r : {1, 2, 4}) {
+      EXPECT_TRUE(std::isinf(zp.scales[static_cast<size_t>(r)]) && zp.scales[static_cast<size_t>(r)] > 0) << what << " row " << r;
+      EXPECT_EQ(zp.zeros[static_cast<size_t>(r)], -128) << what << " row " << r;
+      for (int64_t c = 0; c < k; ++c) EXPECT_EQ(code(zp, r, c), -128) << what << " row " << r << " c=" << c;
+    }
+    EXPECT_EQ(zp.scales[3], 1e-8f / 255.0f) << what;
+    EXPECT_EQ(zp.zeros[3], -128) << what;
+    for (int64_t c = 0; c < k; ++c) EXPECT_EQ(code(zp, 3, c), -128) << what;
+
+    // The finite row is untouched by its neighbours: quantize_int8() of it alone.
+    const std::vector<float> row5(x.begin() + 5 * k, x.end());
+    for (ActQuantMode mode : kInt8Modes) {
+      const Quantized got = run_cpu_int8(make_desc(mode, t, m, k), bytes);
+      const Quantized want = int8_host_quantizer(mode, row5, 1, k);
+      EXPECT_EQ(std::vector<uint8_t>(got.q.begin() + 5 * k, got.q.end()), want.q) << what;
+      EXPECT_EQ(got.scales[5], want.scales[0]) << what;
+      if (!want.zeros.empty()) EXPECT_EQ(got.zeros[5], want.zeros[0]) << what;
+    }
+  }
+}
+
+// The outputs are GemmArgs::a / a_scales / a_zeros as they are: the CPU int8 GEMM gives, bit
+// for bit, the result it gives with quantize_int8()'s operands, and a small error against the
+// unquantized product.
+TEST(act_quant, int8_outputs_drive_cpu_gemm) {
+  const int64_t n = 48;
+  for (ActQuantMode mode : kInt8Modes)
+    for (DType t : kDTypes)
+      for (int64_t m : {1, 5, 64})
+        for (int64_t k : {144, 512}) {
+          const uint32_t seed = g_seed++;
+          std::mt19937 rng(seed);
+          const ActQuantDesc ad = make_desc(mode, t, m, k);
+          SCOPED_TRACE(ad.describe() + " seed=" + std::to_string(seed));
+          std::vector<float> x(static_cast<size_t>(m * k)), w(static_cast<size_t>(n * k));
+          std::normal_distribution<float> normal(0.0f, 1.0f);
+          for (float& v : x) v = normal(rng) + 0.75f;  // shifted: zero points away from -128 / 0
+          for (float& v : w) v = normal(rng);
+          const std::vector<uint8_t> xb = encode_rows(x, t, m, k, k, 0.0f);
+          for (int64_t i = 0; i < m * k; ++i) x[static_cast<size_t>(i)] = load_as_f32(xb.data(), t, i);
+          const Quantized got = run_cpu_int8(ad, xb);
+
+          GemmDesc gd;
+          gd.m = m;
+          gd.n = n;
+          gd.k = k;
+          gd.a = ad.act_format();
+          gd.w = WeightFormat::int8();
+          gd.out_dtype = DType::kF32;
+          Gemm g(gd, Device::cpu());
+          ASSERT_TRUE(g.can_implement().ok()) << g.can_implement().message();
+          ASSERT_EQ(gemm_a_scales_count(gd), static_cast<int64_t>(got.scales.size()));
+          const Int8Tensor wt = quantize_int8(w.data(), n, k, false);
+          const PackedWeight pw = g.pack(wt);
+          std::vector<uint8_t> ws(g.workspace_size());
+          auto run = [&](const Quantized& aq) {
+            std::vector<float> out(static_cast<size_t>(m * n));
+            GemmArgs args;
+            args.a = aq.q.data();
+            args.a_scales = aq.scales.data();
+            args.a_zeros = aq.zeros.empty() ? nullptr : aq.zeros.data();
+            args.w = pw.host_view();
+            args.out = out.data();
+            const Status st = g.run(args, ws.data());
+            EXPECT_TRUE(st.ok()) << st.message();
+            return out;
+          };
+          const std::vector<float> out = run(got);
+          const std::vector<float> want = run(int8_host_quantizer(mode, x, m, k));
+          ASSERT_EQ(out.size(), want.size());
+          for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(bits_of(out[i]), bits_of(want[i])) << i;
+          // Against the unquantized product (weights dequantized): int8 keeps ~1% per element.
+          std::vector<float> wq(static_cast<size_t>(n * k)), exact(static_cast<size_t>(m * n));
+          for (int64_t r = 0; r < n; ++r)
+            for (int64_t c = 0; c < k; ++c) wq[static_cast<size_t>(r * k + c)] = wt.dequant(r, c);
+          gemm_nt_reference(x.data(), wq.data(), nullptr, m, n, k, exact.data());
+          EXPECT_LE(relative_error(out.data(), exact.data(), m * n), 0.03);
+        }
+}
+
+TEST(act_quant, int8_validation_errors) {
+  const int64_t m = 4, k = 64;
+  std::vector<uint8_t> x(static_cast<size_t>(m * k * 2)), q(static_cast<size_t>(m * k));
+  std::vector<float> scales(static_cast<size_t>(m));
+  std::vector<int32_t> zeros(static_cast<size_t>(m));
+  ActQuantArgs a;
+  a.x = x.data();
+  a.q = q.data();
+  a.scales = scales.data();
+  a.zeros = zeros.data();
+  for (ActQuantMode mode : kInt8Modes) {
+    ActQuant op(make_desc(mode, DType::kF16, m, k), Device::cpu());
+    ASSERT_TRUE(op.can_implement().ok()) << op.can_implement().message();
+    EXPECT_TRUE(op.run(a, nullptr).ok());
+    ActQuantArgs b = a;
+    b.q = nullptr;
+    EXPECT_NE(op.run(b, nullptr).message().find("q (the int8 codes) is null"), std::string::npos)
+        << op.run(b, nullptr).message();
+    b = a;
+    b.scales = nullptr;
+    EXPECT_NE(op.run(b, nullptr).message().find("scales is null"), std::string::npos);
+    b = a;
+    b.x = nullptr;
+    EXPECT_NE(op.run(b, nullptr).message().find("x is null"), std::string::npos);
+    // k not a multiple of 16: the reason names the int8 GEMM and the mode.
+    ActQuantDesc d = make_desc(mode, DType::kF16, m, 40);
+    const std::string msg = ActQuant(d, Device::cpu()).can_implement().message();
+    EXPECT_NE(msg.find("k=40 must be a positive multiple of 16 (the int8 GEMM's requirement"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(std::string("mode=") + act_quant_mode_name(mode)), std::string::npos) << msg;
+    d.k = 0;
+    EXPECT_FALSE(ActQuant(d, Device::cpu()).can_implement().ok());
+    d = make_desc(mode, DType::kF32, m, k);
+    EXPECT_NE(ActQuant(d, Device::cpu()).can_implement().message().find("must be f16 or bf16"), std::string::npos);
+  }
+  // zeros: required for the zero-point mode, ignored by the symmetric one.
+  ActQuantArgs b = a;
+  b.zeros = nullptr;
+  const std::string msg =
+      ActQuant(make_desc(ActQuantMode::kInt8PerTokenZeroPoint, DType::kBF16, m, k), Device::cpu()).run(b, nullptr).message();
+  EXPECT_NE(msg.find("zeros is null (mode int8-per-token-zp writes m int32 zero points)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("mode=int8-per-token-zp"), std::string::npos) << msg;
+  EXPECT_TRUE(ActQuant(make_desc(ActQuantMode::kInt8PerToken, DType::kBF16, m, k), Device::cpu()).run(b, nullptr).ok());
+  // The CUDA device: a reason when there is none; the int8 kernel's name when there is.
+  const ActQuant cuda(make_desc(ActQuantMode::kInt8PerTokenZeroPoint, DType::kBF16, m, k), Device::cuda(0));
+  if (cuda.can_implement().ok()) {
+    EXPECT_EQ(cuda.kernel_name(), "smxx_int8_act_quant");
+    EXPECT_EQ(cuda.workspace_size(), 0u);
+  } else {
+    EXPECT_EQ(cuda.can_implement().message().rfind("lowbit: ", 0), 0u) << cuda.can_implement().message();
+    EXPECT_EQ(cuda.kernel_name(), "");
+    EXPECT_EQ(cuda.run(a, nullptr).message(), cuda.can_implement().message());
+  }
 }
 
 }  // namespace

@@ -13,10 +13,20 @@
 // strides, rows longer than one chunk, grids past the amax kernel's block cap, NaN / inf
 // inputs, the static scale aliasing the output, CUDA-graph capture, argument errors, and the
 // outputs driving lowbit::Gemm.
+//
+// The int8 modes (suite smxx_int8_act_quant, the kernel smxx_int8_act_quant_kernel): codes,
+// scales and zero points bit for bit against the CPU path and quantize_int8(), both modes x
+// f16/bf16 x m in {1, 3, 64, 1000} x k in {16, 4096, 14336, 40000} (40000: two chunks), rows of
+// every kind of make_int8_values(); each case runs twice with code poisons 0xFF and 0x00 (every
+// byte is an int8 code) and zero points poisoned out of range. Then row strides, NaN / inf,
+// CUDA-graph capture, argument errors, and, on sm_90, the outputs driving sm90_int8_gemm (vs
+// the CPU Gemm on the same codes) and a GEMM -> ActQuant -> GEMM chain with programmatic
+// dependent launches.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <cstdlib>
@@ -28,12 +38,14 @@
 #include <vector>
 
 #include "act_quant_cases.hpp"
+#include "cuda/common/check.hpp"
 #include "cuda/heuristics/gpu_spec.hpp"
 #include "cuda/quant/smxx_fp8_act_quant.hpp"
 #include "lowbit/act_quant.hpp"
 #include "lowbit/formats.hpp"
 #include "lowbit/gemm.hpp"
 #include "lowbit/quantize.hpp"
+#include "lowbit/reference.hpp"
 #include "test_gpu_common.hpp"
 
 namespace lowbit::test {
@@ -44,25 +56,30 @@ uint32_t g_seed = 9100;  // each case draws the next seed; printed in the failur
 // ---------------------------------------------------------------------------------------
 // Running (the inputs and run_cpu(): act_quant_cases.hpp)
 // ---------------------------------------------------------------------------------------
-// One ActQuant::run on the GPU. `alias`: static mode with `scales` = `static_scale`.
+// One ActQuant::run on the GPU. `alias`: static mode with `scales` = `static_scale`. Codes
+// poisoned with `code_poison` first, scales with NaN, zero points with kZerosPoison.
 Quantized run_gpu(const ActQuantDesc& d, const std::vector<uint8_t>& x, float static_s,
-                  bool alias = false) {
+                  bool alias = false, uint8_t code_poison = 0xFF) {
   ActQuant op(d, Device::cuda(0));
   EXPECT_TRUE(op.can_implement().ok()) << op.can_implement().message();
-  EXPECT_EQ(op.kernel_name(), "smxx_fp8_act_quant");
+  EXPECT_EQ(op.kernel_name(), act_quant_is_int8(d.mode) ? "smxx_int8_act_quant" : "smxx_fp8_act_quant");
   EXPECT_EQ(op.workspace_size(), d.mode == ActQuantMode::kDynamicPerTensor ? 4u : 0u);
+  const bool zp = d.mode == ActQuantMode::kInt8PerTokenZeroPoint;
   const int64_t count = op.scales_count();
   DeviceBuffer dx(x), dq(static_cast<size_t>(d.m * d.k)), dscales(static_cast<size_t>(count) * 4),
-      dstatic(std::vector<float>{static_s}), dws(op.workspace_size());
+      dstatic(std::vector<float>{static_s}), dws(op.workspace_size()),
+      dzeros(zp ? static_cast<size_t>(d.m) * 4 : 0);
   StreamHolder stream;
-  dq.poison(stream.get());
+  LOWBIT_CUDA_CHECK(cudaMemsetAsync(dq.get(), code_poison, dq.bytes(), stream.get()));
   dscales.poison(stream.get());
   dws.poison(stream.get());  // the amax word must be reset by run() itself
+  if (zp) LOWBIT_CUDA_CHECK(cudaMemsetAsync(dzeros.get(), kZerosPoisonByte, dzeros.bytes(), stream.get()));
   ActQuantArgs a;
   a.x = dx.get();
   a.static_scale = dstatic.as<float>();
   a.q = dq.get();
   a.scales = alias ? dstatic.as<float>() : dscales.as<float>();
+  a.zeros = zp ? dzeros.as<int32_t>() : nullptr;
   const Status s = op.run(a, dws.get(), stream.get());
   EXPECT_TRUE(s.ok()) << s.message();
   stream.sync();
@@ -71,13 +88,20 @@ Quantized run_gpu(const ActQuantDesc& d, const std::vector<uint8_t>& x, float st
   const std::vector<uint8_t> raw = (alias ? dstatic : dscales).download();
   out.scales.resize(raw.size() / 4);
   std::memcpy(out.scales.data(), raw.data(), raw.size());
+  if (zp) {
+    const std::vector<uint8_t> zraw = dzeros.download();
+    out.zeros.resize(zraw.size() / 4);
+    std::memcpy(out.zeros.data(), zraw.data(), zraw.size());
+  }
   return out;
 }
 
-// Codes and scales equal bit for bit; the first differences described (row, column).
+// Codes, scales and zero points equal bit for bit; the first differences described (row,
+// column).
 void expect_same(const Quantized& got, const Quantized& want, int64_t k, const std::string& what) {
   ASSERT_EQ(got.q.size(), want.q.size()) << what;
   ASSERT_EQ(got.scales.size(), want.scales.size()) << what;
+  ASSERT_EQ(got.zeros.size(), want.zeros.size()) << what;
   int64_t bad_q = 0, bad_s = 0;
   std::ostringstream first;
   for (size_t i = 0; i < got.q.size(); ++i)
@@ -89,8 +113,11 @@ void expect_same(const Quantized& got, const Quantized& want, int64_t k, const s
       first << "\n  scale[" << i << "]: gpu " << got.scales[i] << " (0x" << std::hex
             << bits_of(got.scales[i]) << "), cpu " << want.scales[i] << " (0x"
             << bits_of(want.scales[i]) << ")" << std::dec;
+  for (size_t i = 0; i < got.zeros.size(); ++i)
+    if (got.zeros[i] != want.zeros[i] && bad_s++ < 10)
+      first << "\n  zero[" << i << "]: gpu " << got.zeros[i] << ", cpu " << want.zeros[i];
   EXPECT_EQ(bad_q + bad_s, 0) << what << ": " << bad_q << " codes and " << bad_s
-                              << " scales differ" << first.str();
+                              << " scales / zero points differ" << first.str();
 }
 
 // The host quantizer's result for finite input, as (codes, gemm_a_scales()).
@@ -99,7 +126,7 @@ Quantized host_quantizer(ActQuantMode mode, const std::vector<float>& x, int64_t
   const Fp8Tensor t = mode == ActQuantMode::kStaticPerTensor
                           ? quantize_fp8_static(x.data(), m, k, static_s)
                           : quantize_fp8(x.data(), m, k, Fp8Format{DType::kE4M3, act_quant_scaling(mode)});
-  return Quantized{t.codes, gemm_a_scales(t)};
+  return Quantized{t.codes, gemm_a_scales(t), {}};
 }
 
 // One case: GPU vs the CPU path, and (finite input) vs the host quantizer.
@@ -715,6 +742,385 @@ TEST(smxx_fp8_act_quant, DISABLED_pipeline_pdl) {
       }
       std::printf("pair %-9s m=%-4lld SUITE1   quant+gemm PDL off %7.2f  on %7.2f  rule %7.2f  general %7.2f  | quant %6.2f  gemm %7.2f us\n",
                   act_quant_mode_name(mode), static_cast<long long>(m), sums[0], sums[1], sums[4], sums[5], sums[2], sums[3]);
+    }
+}
+
+// =======================================================================================
+// int8 per token (smxx_int8_act_quant)
+// =======================================================================================
+// One int8 case: the GPU run twice (code poisons 0xFF and 0x00: both agree, so every code was
+// written), against the CPU path and, on finite input, quantize_int8(); zero points in range.
+void check_int8_case(const ActQuantDesc& d, const std::vector<float>& x, const std::vector<uint8_t>& bytes,
+                     const std::string& what, bool finite = true) {
+  SCOPED_TRACE(what);
+  const Quantized gpu = run_gpu(d, bytes, 1.0f, false, 0xFF);
+  expect_same(run_gpu(d, bytes, 1.0f, false, 0x00), gpu, d.k, what + " (code poison 0x00 vs 0xFF)");
+  for (int32_t z : gpu.zeros) ASSERT_TRUE(z >= -128 && z <= 127) << what << ": zero point " << z;
+  for (float s : gpu.scales) ASSERT_FALSE(std::isnan(s)) << what << ": NaN scale";
+  expect_same(gpu, run_cpu(d, bytes, 1.0f), d.k, what + " (gpu vs cpu path)");
+  if (finite) expect_same(gpu, int8_host_quantizer(d.mode, x, d.m, d.k), d.k, what + " (gpu vs quantize_int8)");
+}
+
+void int8_sweep(ActQuantMode mode, DType t) {
+  LOWBIT_REQUIRE_GPU();
+  for (int64_t m : {1, 3, 64, 1000})
+    for (int64_t k : {16, 4096, 14336, 40000}) {
+      if (small_mode() && m * k > 300000) continue;  // compute-sanitizer runs
+      const uint32_t seed = g_seed++;
+      std::mt19937 rng(seed);
+      const ActQuantDesc d = make_desc(mode, t, m, k);
+      const std::vector<float> x = make_int8_values(mode, t, m, k, rng);
+      check_int8_case(d, x, encode_rows(x, t, m, k, k, 0.0f), case_name(d, "int8 rows", seed));
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+}
+
+TEST(smxx_int8_act_quant, per_token_f16) { int8_sweep(ActQuantMode::kInt8PerToken, DType::kF16); }
+TEST(smxx_int8_act_quant, per_token_bf16) { int8_sweep(ActQuantMode::kInt8PerToken, DType::kBF16); }
+TEST(smxx_int8_act_quant, per_token_zp_f16) { int8_sweep(ActQuantMode::kInt8PerTokenZeroPoint, DType::kF16); }
+TEST(smxx_int8_act_quant, per_token_zp_bf16) { int8_sweep(ActQuantMode::kInt8PerTokenZeroPoint, DType::kBF16); }
+
+// Rows of X `ld` elements apart with huge garbage in the gaps: only the k columns are read.
+TEST(smxx_int8_act_quant, row_stride) {
+  LOWBIT_REQUIRE_GPU();
+  for (ActQuantMode mode : kInt8Modes)
+    for (DType t : kDTypes)
+      for (int64_t k : {16, 144, 4096, 40000})
+        for (int64_t pad : {8, 24})
+          for (int64_t m : {3, 64}) {
+            const int64_t ld = k + pad;
+            const uint32_t seed = g_seed++;
+            std::mt19937 rng(seed);
+            const std::vector<float> x = make_int8_values(mode, t, m, k, rng);
+            const ActQuantDesc d = make_desc(mode, t, m, k, ld);
+            check_int8_case(d, x, encode_rows(x, t, m, k, ld, 30000.0f), case_name(d, "int8 rows", seed));
+          }
+}
+
+// NaN and +-inf inputs: the documented rules (act_quant.hpp), the same on both devices: raw
+// 16-bit NaNs (quiet, signalling, both signs) and infinities at random places of rows 1..5
+// (row 5 NaN only), rows 0 and 6 finite; and a row of NaN only.
+TEST(smxx_int8_act_quant, non_finite_inputs) {
+  LOWBIT_REQUIRE_GPU();
+  for (ActQuantMode mode : kInt8Modes)
+    for (DType t : kDTypes)
+      for (int64_t k : {16, 144, 4096, 40000}) {
+        const int64_t m = 8;
+        const uint32_t seed = g_seed++;
+        std::mt19937 rng(seed);
+        const std::vector<float> x = make_int8_values(mode, t, m, k, rng);
+        std::vector<uint8_t> bytes = encode_rows(x, t, m, k, k, 0.0f);
+        const std::vector<uint16_t> specials =
+            t == DType::kF16 ? std::vector<uint16_t>{0x7E00, 0xFE00, 0x7C01, 0xFC01, 0x7C00, 0xFC00}
+                             : std::vector<uint16_t>{0x7FC0, 0xFFC0, 0x7F81, 0xFF81, 0x7F80, 0xFF80};
+        std::uniform_int_distribution<int64_t> col(0, k - 1);
+        for (int64_t r = 1; r <= 5; ++r)
+          for (int i = 0; i < 3; ++i) {
+            const uint16_t h = specials[static_cast<size_t>((r + i) % (r == 5 ? 4 : 6))];
+            std::memcpy(bytes.data() + 2 * (r * k + col(rng)), &h, 2);
+          }
+        for (int64_t c = 0; c < k; ++c)  // row 7: NaN only
+          std::memcpy(bytes.data() + 2 * (7 * k + c), &specials[static_cast<size_t>(c % 4)], 2);
+        const ActQuantDesc d = make_desc(mode, t, m, k);
+        check_int8_case(d, x, bytes, case_name(d, "int8 non-finite", seed), /*finite=*/false);
+      }
+}
+
+// run() is stream-ordered work only: captured in a CUDA graph and replayed (twice, with new
+// input between), it gives the CPU path's result.
+TEST(smxx_int8_act_quant, graph_capture) {
+  LOWBIT_REQUIRE_GPU();
+  for (ActQuantMode mode : kInt8Modes) {
+    const DType t = DType::kBF16;
+    const int64_t m = 33, k = 1040;
+    const ActQuantDesc d = make_desc(mode, t, m, k);
+    ActQuant op(d, Device::cuda(0));
+    ASSERT_TRUE(op.can_implement().ok()) << op.can_implement().message();
+    DeviceBuffer dx(static_cast<size_t>(m * k * 2)), dq(static_cast<size_t>(m * k)),
+        dscales(static_cast<size_t>(op.scales_count()) * 4), dzeros(static_cast<size_t>(m) * 4);
+    StreamHolder stream;
+    ActQuantArgs a;
+    a.x = dx.get();
+    a.q = dq.get();
+    a.scales = dscales.as<float>();
+    a.zeros = dzeros.as<int32_t>();
+    uint32_t seed = 0;
+    std::vector<uint8_t> bytes;
+    capture_and_replay(
+        stream.get(), [&] { return op.run(a, nullptr, stream.get()); }, 2,
+        [&](int) {  // a new input for every replay
+          seed = g_seed++;
+          std::mt19937 rng(seed);
+          const std::vector<float> x = make_int8_values(mode, t, m, k, rng);
+          bytes = encode_rows(x, t, m, k, k, 0.0f);
+          dx.upload(bytes.data(), bytes.size());
+          dq.poison(stream.get());
+          dscales.poison(stream.get());
+          LOWBIT_CUDA_CHECK(cudaMemsetAsync(dzeros.get(), kZerosPoisonByte, dzeros.bytes(), stream.get()));
+        },
+        [&](int) {
+          Quantized gpu;
+          gpu.q = dq.download();
+          const std::vector<uint8_t> raw = dscales.download();
+          gpu.scales.resize(raw.size() / 4);
+          std::memcpy(gpu.scales.data(), raw.data(), raw.size());
+          if (mode == ActQuantMode::kInt8PerTokenZeroPoint) {
+            const std::vector<uint8_t> zraw = dzeros.download();
+            gpu.zeros.resize(zraw.size() / 4);
+            std::memcpy(gpu.zeros.data(), zraw.data(), zraw.size());
+          }
+          expect_same(gpu, run_cpu(d, bytes, 1.0f), k, case_name(d, "graph replay", seed));
+        });
+  }
+}
+
+// Arguments the kernel cannot take give a failed Status and launch nothing.
+TEST(smxx_int8_act_quant, argument_errors) {
+  LOWBIT_REQUIRE_GPU();
+  const int64_t m = 4, k = 64;
+  DeviceBuffer dx(static_cast<size_t>(m * k * 2 + 64)), dq(static_cast<size_t>(m * k + 64)), dscales(64),
+      dzeros(64);
+  ActQuantArgs a;
+  a.x = dx.get();
+  a.q = dq.get();
+  a.scales = dscales.as<float>();
+  a.zeros = dzeros.as<int32_t>();
+  auto message = [&](ActQuantMode mode, const ActQuantArgs& args) {
+    return ActQuant(make_desc(mode, DType::kF16, m, k), Device::cuda(0)).run(args, nullptr, nullptr).message();
+  };
+  for (ActQuantMode mode : kInt8Modes) {
+    EXPECT_EQ(message(mode, a), "") << act_quant_mode_name(mode);
+    ActQuantArgs b = a;
+    b.x = static_cast<const char*>(a.x) + 2;
+    EXPECT_NE(message(mode, b).find("x is not 16-byte aligned"), std::string::npos);
+    b = a;
+    b.q = static_cast<char*>(a.q) + 8;
+    EXPECT_NE(message(mode, b).find("q is not 16-byte aligned"), std::string::npos);
+    b = a;
+    b.scales = reinterpret_cast<float*>(static_cast<char*>(dscales.get()) + 2);
+    EXPECT_NE(message(mode, b).find("scales is not 4-byte aligned"), std::string::npos);
+  }
+  ActQuantArgs b = a;
+  b.zeros = nullptr;
+  EXPECT_NE(message(ActQuantMode::kInt8PerTokenZeroPoint, b).find("zeros is null"), std::string::npos);
+  EXPECT_EQ(message(ActQuantMode::kInt8PerToken, b), "");  // symmetric: zeros unused
+  b = a;
+  b.zeros = reinterpret_cast<int32_t*>(static_cast<char*>(dzeros.get()) + 2);
+  EXPECT_NE(message(ActQuantMode::kInt8PerTokenZeroPoint, b).find("zeros is not 4-byte aligned"), std::string::npos);
+  EXPECT_EQ(message(ActQuantMode::kInt8PerToken, b), "");
+  const ActQuantDesc d = make_desc(ActQuantMode::kInt8PerTokenZeroPoint, DType::kF16, m, k, 68);
+  EXPECT_NE(ActQuant(d, Device::cuda(0)).can_implement().message().find("multiple of 8 on CUDA"), std::string::npos);
+  LOWBIT_CUDA_CHECK(cudaDeviceSynchronize());  // nothing launched, nothing failed
+}
+
+// ---------------------------------------------------------------------------------------
+// int8 activations into sm90_int8_gemm
+// ---------------------------------------------------------------------------------------
+bool int8_gemm_gpu() {
+  const std::vector<GpuInfo> gpus = list_gpus();
+  return !gpus.empty() && gpus[0].cc() == 90;
+}
+
+// One int8 W8A8 layer on the GPU (sm90_int8_gemm): packed weights uploaded, a Gemm for
+// (m, n, k) whose activations have the format `a` (the ActQuant's act_format()), bf16 output.
+struct GpuInt8Layer {
+  GemmDesc desc;
+  std::unique_ptr<Gemm> gemm;
+  Int8Tensor qw;
+  PackedWeight pw;
+  DeviceBuffer w, w_scales, w_zeros, ws;
+  GpuInt8Layer(int64_t m, int64_t n, int64_t k, const ActFormat& a, std::mt19937& rng) {
+    desc.m = m, desc.n = n, desc.k = k;
+    desc.a = a;
+    desc.w = WeightFormat::int8();
+    desc.out_dtype = DType::kBF16;
+    GemmOptions opt;
+    opt.family = "sm90_int8_gemm";
+    gemm = std::make_unique<Gemm>(desc, Device::cuda(0), opt);
+    EXPECT_TRUE(gemm->can_implement().ok()) << gemm->can_implement().message();
+    const std::vector<float> wv = random_normal(rng, n * k, 0.05f);
+    qw = quantize_int8(wv.data(), n, k, false);
+    pw = gemm->pack(qw);
+    w = DeviceBuffer(pw.data);
+    w_scales = DeviceBuffer(pw.scales);
+    w_zeros = DeviceBuffer(pw.zeros);
+    ws = DeviceBuffer(std::max<size_t>(gemm->workspace_size(), 1));
+  }
+  Status run(const void* a, const void* a_scales, const void* a_zeros, void* out, cudaStream_t s) const {
+    GemmArgs args;
+    args.a = a;
+    args.a_scales = a_scales;
+    args.a_zeros = desc.a.int8_zero_point ? a_zeros : nullptr;
+    args.w = WeightView{w.get(), w_scales.get(), w_zeros.get(), nullptr};
+    args.out = out;
+    return gemm->run(args, ws.get(), s);
+  }
+  // The CPU Gemm on the same (host) codes: bf16 output bytes.
+  std::vector<uint8_t> run_cpu_gemm(const Quantized& aq) const {
+    Gemm g(desc, Device::cpu());
+    EXPECT_TRUE(g.can_implement().ok()) << g.can_implement().message();
+    const PackedWeight cw = g.pack(qw);
+    std::vector<uint8_t> out(static_cast<size_t>(desc.m * desc.n) * 2, 0xFF), work(g.workspace_size());
+    GemmArgs args;
+    args.a = aq.q.data();
+    args.a_scales = aq.scales.data();
+    args.a_zeros = desc.a.int8_zero_point ? aq.zeros.data() : nullptr;
+    args.w = cw.host_view();
+    args.out = out.data();
+    const Status st = g.run(args, work.data());
+    EXPECT_TRUE(st.ok()) << st.message();
+    return out;
+  }
+};
+
+// ActQuant (int8 mode) then sm90_int8_gemm on one stream, no synchronization between: the
+// quantizer's codes, scales and zero points equal the CPU path's; the GEMM's output equals,
+// bit for bit, the same GEMM on quantize_int8()'s operands uploaded (same codes), and is
+// within the bf16 output rounding of the CPU Gemm on the same codes (int8_gemm_common.hpp:
+// the GPU scales the exact int32 sum, the CPU GEMM sums dequantized fp32 values).
+TEST(smxx_int8_act_quant, outputs_drive_sm90_int8_gemm) {
+  LOWBIT_REQUIRE_GPU();
+  if (!int8_gemm_gpu()) GTEST_SKIP() << "sm90_int8_gemm needs sm_90 (the quantizer itself is tested above)";
+  const int64_t n = 256;
+  for (ActQuantMode mode : kInt8Modes)
+    for (DType t : kDTypes)
+      for (int64_t m : {1, 5, 64, 200})
+        for (int64_t k : {16, 4096}) {
+          const uint32_t seed = g_seed++;
+          std::mt19937 rng(seed);
+          const ActQuantDesc ad = make_desc(mode, t, m, k);
+          SCOPED_TRACE(ad.describe() + " seed=" + std::to_string(seed));
+          std::vector<float> x = random_normal(rng, m * k);
+          for (int64_t r = 0; r < m; ++r)  // shifted rows: zero points away from the middle
+            for (int64_t c = 0; c < k; ++c) x[static_cast<size_t>(r * k + c)] += static_cast<float>(r % 3) - 1.0f;
+          x = rounded(x, t);
+          GpuInt8Layer layer(m, n, k, ad.act_format(), rng);
+          ActQuant aq(ad, Device::cuda(0));
+          ASSERT_TRUE(aq.can_implement().ok()) << aq.can_implement().message();
+          if (::testing::Test::HasFailure()) return;
+          DeviceBuffer dx(encode(x, t)), dq(static_cast<size_t>(m * k)), ds(static_cast<size_t>(m) * 4),
+              dz(static_cast<size_t>(m) * 4), dout(static_cast<size_t>(m * n) * 2);
+          StreamHolder stream;
+          dq.poison(stream.get());
+          ds.poison(stream.get());
+          dz.poison(stream.get());
+          dout.poison(stream.get());
+          ActQuantArgs qa;
+          qa.x = dx.get();
+          qa.q = dq.get();
+          qa.scales = ds.as<float>();
+          qa.zeros = dz.as<int32_t>();
+          ASSERT_TRUE(aq.run(qa, nullptr, stream.get()).ok());
+          const Status gs = layer.run(dq.get(), ds.get(), dz.get(), dout.get(), stream.get());
+          ASSERT_TRUE(gs.ok()) << gs.message();
+          stream.sync();
+          // The quantizer's outputs as the GEMM read them.
+          Quantized gpu;
+          gpu.q = dq.download();
+          const std::vector<uint8_t> sraw = ds.download();
+          gpu.scales.resize(static_cast<size_t>(m));
+          std::memcpy(gpu.scales.data(), sraw.data(), sraw.size());
+          if (mode == ActQuantMode::kInt8PerTokenZeroPoint) {
+            const std::vector<uint8_t> zraw = dz.download();
+            gpu.zeros.resize(static_cast<size_t>(m));
+            std::memcpy(gpu.zeros.data(), zraw.data(), zraw.size());
+          }
+          const Quantized host = int8_host_quantizer(mode, x, m, k);
+          expect_same(gpu, host, k, ad.describe() + " (gpu vs quantize_int8)");
+          const std::vector<uint8_t> out = dout.download();
+          // The same GEMM on the host quantizer's operands: the same bytes.
+          DeviceBuffer hq(host.q), hs(host.scales), hz(host.zeros.empty() ? std::vector<int32_t>(1) : host.zeros),
+              hout(static_cast<size_t>(m * n) * 2);
+          hout.poison(stream.get());
+          ASSERT_TRUE(layer.run(hq.get(), hs.get(), hz.get(), hout.get(), stream.get()).ok());
+          stream.sync();
+          EXPECT_EQ(out, hout.download()) << "GEMM on ActQuant's outputs vs on quantize_int8()'s";
+          // Against the CPU Gemm on the same codes.
+          const std::vector<float> got = decode(out, DType::kBF16, m * n);
+          const std::vector<float> want = decode(layer.run_cpu_gemm(gpu), DType::kBF16, m * n);
+          EXPECT_EQ(count_non_finite(got), 0);
+          EXPECT_FALSE(all_zero(got));
+          const double err = relative_error(got.data(), want.data(), m * n);
+          EXPECT_LE(err, 8e-3) << "relative error vs the CPU Gemm on the same codes";
+        }
+}
+
+// GEMM 1 (int8, bf16 out) writes X, the int8 ActQuant reads it and writes codes, scales and
+// zero points, GEMM 2 reads those: with every ActQuant launch programmatic (sm_90,
+// LOWBIT_ACT_QUANT_PDL=1) each step still sees the previous one's outputs. The result equals,
+// bit for bit, the same steps with a stream synchronization between them, in stream order and
+// replayed from a CUDA graph; intermediate buffers poisoned before each run.
+TEST(smxx_int8_act_quant, pipeline_between_int8_gemms) {
+  LOWBIT_REQUIRE_GPU();
+  if (!int8_gemm_gpu()) GTEST_SKIP() << "sm90_int8_gemm needs sm_90";
+  struct EnvGuard {
+    std::string saved;
+    bool had;
+    EnvGuard() : had(std::getenv("LOWBIT_ACT_QUANT_PDL") != nullptr) {
+      if (had) saved = std::getenv("LOWBIT_ACT_QUANT_PDL");
+      setenv("LOWBIT_ACT_QUANT_PDL", "1", 1);
+    }
+    ~EnvGuard() {
+      if (had)
+        setenv("LOWBIT_ACT_QUANT_PDL", saved.c_str(), 1);
+      else
+        unsetenv("LOWBIT_ACT_QUANT_PDL");
+    }
+  } env_guard;
+  const int64_t k0 = 512, n1 = 1024, n2 = 512;
+  for (ActQuantMode mode : kInt8Modes)
+    for (int64_t m : {1, 16, 200}) {
+      const uint32_t seed = g_seed++;
+      std::mt19937 rng(seed);
+      const ActQuantDesc ad = make_desc(mode, DType::kBF16, m, n1);
+      SCOPED_TRACE(ad.describe() + " seed=" + std::to_string(seed));
+      ActQuant aq(ad, Device::cuda(0));
+      ASSERT_TRUE(aq.can_implement().ok()) << aq.can_implement().message();
+      // GEMM 1's own activations: quantize_int8() of random x0 in the same mode.
+      const std::vector<float> x0 = random_normal(rng, m * k0);
+      const Quantized a0 = int8_host_quantizer(mode, x0, m, k0);
+      const ActQuantDesc ad0 = make_desc(mode, DType::kBF16, m, k0);
+      GpuInt8Layer g1(m, n1, k0, ad0.act_format(), rng), g2(m, n2, n1, ad.act_format(), rng);
+      if (::testing::Test::HasFailure()) return;
+      DeviceBuffer da0(a0.q), ds0(a0.scales), dz0(a0.zeros.empty() ? std::vector<int32_t>(1) : a0.zeros),
+          y1(static_cast<size_t>(m * n1) * 2), q1(static_cast<size_t>(m * n1)), s1(static_cast<size_t>(m) * 4),
+          z1(static_cast<size_t>(m) * 4), y2(static_cast<size_t>(m * n2) * 2);
+      ActQuantArgs qa;
+      qa.x = y1.get();
+      qa.q = q1.get();
+      qa.scales = s1.as<float>();
+      qa.zeros = z1.as<int32_t>();
+      StreamHolder stream;
+      auto poison = [&] {
+        y1.poison(stream.get());
+        q1.poison(stream.get());
+        s1.poison(stream.get());
+        z1.poison(stream.get());
+        y2.poison(stream.get());
+      };
+      auto chain = [&](bool sync) -> Status {
+        Status s = g1.run(da0.get(), ds0.get(), dz0.get(), y1.get(), stream.get());
+        if (sync) LOWBIT_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+        if (s.ok()) s = aq.run(qa, nullptr, stream.get());
+        if (sync) LOWBIT_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+        if (s.ok()) s = g2.run(q1.get(), s1.get(), z1.get(), y2.get(), stream.get());
+        return s;
+      };
+      poison();
+      ASSERT_TRUE(chain(true).ok());
+      LOWBIT_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+      const std::vector<uint8_t> ref = y2.download();
+      EXPECT_EQ(count_non_finite(decode(ref, DType::kBF16, m * n2)), 0);
+      EXPECT_FALSE(all_zero(decode(ref, DType::kBF16, m * n2)));
+      for (int rep = 0; rep < 3; ++rep) {
+        poison();
+        ASSERT_TRUE(chain(false).ok());
+        LOWBIT_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+        EXPECT_EQ(y2.download(), ref) << "stream run " << rep;
+      }
+      capture_and_replay(
+          stream.get(), [&] { return chain(false); }, 2, [&](int) { poison(); },
+          [&](int i) { EXPECT_EQ(y2.download(), ref) << "graph replay " << i; });
     }
 }
 

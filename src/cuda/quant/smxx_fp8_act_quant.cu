@@ -1,7 +1,8 @@
-// The fp8 activation quantizer: instantiations and launches (smxx_fp8_act_quant.hpp).
+// The activation quantizer: instantiations and launches (smxx_fp8_act_quant.hpp).
 //
-// Instantiated kernels: {f16, bf16} x the five ops, one per (input dtype, mode step); each
-// row below is what a mode launches:
+// Instantiated kernels: {f16, bf16} x the five fp8 ops, one per (input dtype, mode step),
+// the fused per-tensor kernel for {f16, bf16}, and the int8 kernel for {f16, bf16} x
+// {symmetric, zero point}; each row below is what a mode launches:
 //   kDynamicPerToken   kPerRow                                   one launch, one read of X
 //   kDynamicBlock1x128 kGroup128                                 one launch, one read of X
 //   kStaticPerTensor   kTensorStatic                             one launch, one read of X
@@ -10,6 +11,9 @@
 //                      barrier would need a cooperative launch); or, when X fits the
 //                      registers of one cluster of up to 8 CTAs, the fused kernel: one
 //                      launch, one read (fp8_act_quant_fused_ctas)
+//   kInt8PerToken            smxx_int8_act_quant_kernel<., false>  one launch, one read of X
+//   kInt8PerTokenZeroPoint   smxx_int8_act_quant_kernel<., true>   one launch, one read of X
+//                      (kPerRow's geometry; rows over 32768 elements read later chunks twice)
 // On sm_90 small grids are programmatic dependent launches (fp8_act_quant_uses_pdl).
 #include "cuda/quant/smxx_fp8_act_quant.cuh"
 
@@ -60,6 +64,34 @@ Status launch_fused(const Fp8ActQuantParams& p, int ctas, const GpuSpec& gpu, St
   return Status::Ok();
 }
 
+// The int8 kernel with kPerRow's geometry; a programmatic dependent launch by the same rule.
+template <bool kBf16, bool kZeroPoint>
+Status launch_int8(const Int8ActQuantParams& p, int64_t k, const GpuSpec& gpu, Stream stream) {
+  const Fp8ActQuantShape s = fp8_act_quant_shape(k, p.m, Fp8ActQuantOp::kPerRow);
+  const bool pdl = fp8_act_quant_uses_pdl(gpu, s.blocks);
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(static_cast<unsigned>(s.blocks));
+  cfg.blockDim = dim3(static_cast<unsigned>(s.threads_per_row), static_cast<unsigned>(s.rows_per_block));
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1] = {pdl_launch_attr()};
+  cfg.attrs = pdl ? attr : nullptr;
+  cfg.numAttrs = pdl ? 1 : 0;
+  LOWBIT_CUDA_TRY(cudaLaunchKernelEx(&cfg, &smxx_int8_act_quant_kernel<kBf16, kZeroPoint>, p));
+  return Status::Ok();
+}
+
+// Runs `enqueue` with `device` current, then gives the caller back its current device (the
+// launches never throw, so the restore is always reached).
+template <typename Enqueue>
+Status on_device(int device, const Enqueue& enqueue) {
+  int previous = 0;
+  LOWBIT_CUDA_TRY(cudaGetDevice(&previous));
+  if (previous != device) LOWBIT_CUDA_TRY(cudaSetDevice(device));
+  const Status s = enqueue();
+  if (previous != device) LOWBIT_CUDA_TRY(cudaSetDevice(previous));
+  return s;
+}
+
 // Whether the one-launch per-tensor path may run (LOWBIT_ACT_QUANT_FUSED=0, read at every
 // run(), keeps the general path: a measurement and test knob).
 bool fused_allowed() {
@@ -87,6 +119,8 @@ Status launch_mode(const ActQuantDesc& d, const Fp8ActQuantParams& p, const GpuS
         return s;
       return launch<kBf16, Fp8ActQuantOp::kTensorDynamic>(p, d.k, d.m, gpu, stream);
     }
+    case ActQuantMode::kInt8PerToken:
+    case ActQuantMode::kInt8PerTokenZeroPoint: break;  // int8_act_quant_launch()
   }
   return Status::Fail("lowbit: act_quant: unknown mode " + std::to_string(static_cast<int>(d.mode)));
 }
@@ -100,7 +134,7 @@ bool fp8_act_quant_uses_pdl(const GpuSpec& gpu, int64_t blocks) {
   return blocks * 2 <= gpu.sm_count;
 }
 
-Status fp8_act_quant_runs_on(int device) {
+Status act_quant_runs_on(int device) {
   const GpuSpec* gpu = nullptr;
   try {
     gpu = &gpu_spec(device);  // throws when the device does not exist
@@ -110,7 +144,7 @@ Status fp8_act_quant_runs_on(int device) {
   const std::string where = "cuda:" + std::to_string(device) + " (" + gpu->name + ", sm_" +
                             std::to_string(gpu->cc) + ")";
   if (gpu->cc < 80)
-    return Status::Fail("lowbit: act_quant: the fp8 activation quantizer needs sm_80 or newer, " +
+    return Status::Fail("lowbit: act_quant: the activation quantizer needs sm_80 or newer, " +
                         where + " is older");
   if (!build_has_code_for(gpu->cc, 80))
     return Status::Fail("lowbit: act_quant: this build has no machine code for " + where +
@@ -132,17 +166,31 @@ Status fp8_act_quant_launch(const ActQuantDesc& d, const ActQuantArgs& a, void* 
   p.items = d.k / kActQuantItemElems;
   p.scale_ld = (d.m + 3) / 4 * 4;
 
-  // Launch on `device`, then give the caller back its current device (the launches never
-  // throw, so the restore is always reached; the GPU's spec is read before: can_implement()
-  // read it already, so it comes from the cache).
+  // The GPU's spec is read before switching devices: can_implement() read it already, so it
+  // comes from the cache.
   const GpuSpec& gpu = gpu_spec(device);
-  int previous = 0;
-  LOWBIT_CUDA_TRY(cudaGetDevice(&previous));
-  if (previous != device) LOWBIT_CUDA_TRY(cudaSetDevice(device));
-  const Status s =
-      d.dtype == DType::kBF16 ? launch_mode<true>(d, p, gpu, stream) : launch_mode<false>(d, p, gpu, stream);
-  if (previous != device) LOWBIT_CUDA_TRY(cudaSetDevice(previous));
-  return s;
+  return on_device(device, [&] {
+    return d.dtype == DType::kBF16 ? launch_mode<true>(d, p, gpu, stream) : launch_mode<false>(d, p, gpu, stream);
+  });
+}
+
+Status int8_act_quant_launch(const ActQuantDesc& d, const ActQuantArgs& a, Stream stream, int device) {
+  const bool zero_point = d.mode == ActQuantMode::kInt8PerTokenZeroPoint;
+  Int8ActQuantParams p{};
+  p.x = static_cast<const uint4*>(a.x);
+  p.x_row_vecs = d.row_stride() / 8;  // 8 f16/bf16 values per 16-byte vector
+  p.q = static_cast<uint4*>(a.q);
+  p.scales = a.scales;
+  p.zeros = zero_point ? a.zeros : nullptr;
+  p.m = d.m;
+  p.items = d.k / kActQuantItemElems;
+  const GpuSpec& gpu = gpu_spec(device);  // cached: can_implement() read it
+  const bool bf16 = d.dtype == DType::kBF16;
+  return on_device(device, [&] {
+    if (bf16)
+      return zero_point ? launch_int8<true, true>(p, d.k, gpu, stream) : launch_int8<true, false>(p, d.k, gpu, stream);
+    return zero_point ? launch_int8<false, true>(p, d.k, gpu, stream) : launch_int8<false, false>(p, d.k, gpu, stream);
+  });
 }
 
 }  // namespace lowbit::cuda

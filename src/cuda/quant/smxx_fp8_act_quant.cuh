@@ -1,5 +1,6 @@
-// The fp8 activation quantizer kernel (geometry and host side: smxx_fp8_act_quant.hpp; the
-// rules: include/lowbit/act_quant.hpp; the design: docs/kernels/act_quant.md).
+// The activation quantizer kernels, fp8 and int8 per token (geometry and host side:
+// smxx_fp8_act_quant.hpp; the rules: include/lowbit/act_quant.hpp; the design:
+// docs/kernels/act_quant.md).
 //
 // smxx_: any architecture this library builds for (sm_80+). Nothing here depends on the
 // architecture except the e4m3 conversion inside f32_to_e4m3() (common/smxx_convert.cuh):
@@ -20,6 +21,20 @@
 //   code         NaN -> 0x7F, else f32_to_e4m3 (host codec rules).
 // The library builds without -ftz and -use_fast_math, so subnormal inputs and products are
 // kept as on the host.
+//
+// The int8 kernel (smxx_int8_act_quant_kernel, quantize_int8()'s rule, src/api/act_quant.cpp's
+// CPU path) keeps the same discipline, step for step with the host's fp32 operations:
+//   range        fmaxf over |x| (symmetric), or over x and -x (zero point: hi and -lo;
+//                lo = -(-lo) is exact), from 0: as exact and order-independent as the amax,
+//                NaN ignored as on the host;
+//   s            __fsub_rn(hi, lo), fmaxf(., 1e-8f), __fdiv_rn(., 127 or 255): the host's
+//                hi - lo, std::max, and IEEE division;
+//   z            __fdiv_rn(lo, s), __fsub_rn(-128, .), rintf, fminf / fmaxf clamp;
+//   code         __fdiv_rn(x, s) per element (the host divides too: x * (1/s) would differ),
+//                rintf (cvt.rni.f32.f32: round to nearest, ties to even, as std::nearbyint in
+//                the default rounding mode), __fadd_rn(., z), clamp, then the exact
+//                conversion of an integral float to int.
+// A NaN quotient counts as 0 on both sides (the non-finite rules of act_quant.hpp).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -335,6 +350,154 @@ __global__ void __launch_bounds__(kActQuantFusedThreads)
 #pragma unroll
   for (int r = 0; r < R; ++r)
     if (ok[r]) p.q[g + r * stride] = item_codes<kBf16>(t[r], inv);
+}
+
+// ---------------------------------------------------------------------------------------
+// int8 per token (kInt8PerToken, kInt8PerTokenZeroPoint)
+// ---------------------------------------------------------------------------------------
+struct Int8ActQuantParams {
+  const uint4* x;      // (m, k) f16/bf16 as 16-byte vectors; row r at x + r * x_row_vecs
+  int64_t x_row_vecs;  // row stride of X in 16-byte vectors (row_stride / 8)
+  uint4* q;            // (m, k) int8 codes as 16-byte vectors; row r at q + r * items
+  float* scales;       // (m) fp32 per-token scales
+  int32_t* zeros;      // kZeroPoint: (m) int32 zero points in [-128, 127]; else unused
+  int64_t m;           // rows of X
+  int64_t items;       // items (16 elements) per row: k / 16
+};
+
+// The symmetric range of an item: max |x| (as item_amax) into `amax`; the zero-point range:
+// max(x) into `hi` and max(-x) = -min(x) into `neg_lo`. fmaxf ignores NaN operands.
+template <bool kBf16>
+__device__ __forceinline__ void item_range(const Fp8ActItem& it, float* hi, float* neg_lo) {
+#pragma unroll
+  for (int e = 0; e < kActQuantItemElems; ++e) {
+    const float v = item_elem<kBf16>(it, e);
+    *hi = fmaxf(*hi, v);
+    *neg_lo = fmaxf(*neg_lo, -v);
+  }
+}
+
+// row_max() for two values at once (the zero-point range). Every thread of the block must call
+// it. Its own shared memory, so it never races with a row_max() of the same kernel.
+__device__ __forceinline__ void row_max2(float* a, float* b) {
+  const int tpr = static_cast<int>(blockDim.x);
+  const int width = tpr < 32 ? tpr : 32;
+  for (int o = width / 2; o > 0; o /= 2) {
+    *a = fmaxf(*a, __shfl_xor_sync(0xFFFFFFFFu, *a, o));
+    *b = fmaxf(*b, __shfl_xor_sync(0xFFFFFFFFu, *b, o));
+  }
+  if (tpr > 32) {
+    __shared__ float row_warp_max2[2][kActQuantMaxThreadsPerRow / 32];
+    if (threadIdx.x % 32 == 0) {
+      row_warp_max2[0][threadIdx.x / 32] = *a;
+      row_warp_max2[1][threadIdx.x / 32] = *b;
+    }
+    __syncthreads();
+    *a = 0.0f;
+    *b = 0.0f;
+    for (int w = 0; w < tpr / 32; ++w) {
+      *a = fmaxf(*a, row_warp_max2[0][w]);
+      *b = fmaxf(*b, row_warp_max2[1][w]);
+    }
+  }
+}
+
+// rne of a quotient (x / s or lo / s), a NaN quotient counting as 0 (act_quant.hpp). rintf is
+// cvt.rni.f32.f32 (PTX ISA "cvt": round to nearest integer, ties to even).
+__device__ __forceinline__ float rne_quotient(float q) { return isnan(q) ? 0.0f : rintf(q); }
+
+// One item's 16 int8 codes, element e in byte e: symmetric clamp(rne(x / s), -127, 127);
+// zero point clamp(rne(x / s) + z, -128, 127), `z` the (integral) zero point as fp32.
+template <bool kBf16, bool kZeroPoint>
+__device__ __forceinline__ uint4 item_int8_codes(const Fp8ActItem& it, float s, float z) {
+  uint32_t out[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+  for (int e = 0; e < kActQuantItemElems; ++e) {
+    const float r = rne_quotient(__fdiv_rn(item_elem<kBf16>(it, e), s));
+    const float c = kZeroPoint ? fminf(fmaxf(__fadd_rn(r, z), -128.0f), 127.0f)
+                               : fminf(fmaxf(r, -127.0f), 127.0f);
+    out[e / 4] |= (static_cast<uint32_t>(static_cast<int>(c)) & 0xFFu) << (8 * (e % 4));
+  }
+  return make_uint4(out[0], out[1], out[2], out[3]);
+}
+
+// kPerRow's design and geometry (fp8_act_quant_shape(k, m, kPerRow)), int8 codes:
+// blockDim = (threads_per_row, rows_per_block); thread x of a row handles items
+// c * chunk + j * blockDim.x + x. Chunk 0 stays in registers while the row's range is reduced;
+// later chunks (k > 32768) are read twice. PDL as smxx_fp8_act_quant_kernel: wait before
+// anything is read or written, release once every thread has read its first chunk.
+template <bool kBf16, bool kZeroPoint>
+__global__ void __launch_bounds__(kActQuantMaxThreadsPerRow)
+    smxx_int8_act_quant_kernel(const Int8ActQuantParams p) {
+  ptx::griddep_wait();
+  constexpr int kSlots = kActQuantItemsPerThread;
+  const int tpr = static_cast<int>(blockDim.x);
+  const int tx = static_cast<int>(threadIdx.x);
+  const int64_t chunk_items = static_cast<int64_t>(tpr) * kSlots;
+  const int64_t chunks = (p.items + chunk_items - 1) / chunk_items;
+  auto item_at = [&](int64_t c, int j) { return c * chunk_items + j * tpr + tx; };
+
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
+  const bool row_ok = row < p.m;
+  // Rows past m (the last block's) form no pointer into X or q.
+  const uint4* x_row = p.x + (row_ok ? row : 0) * p.x_row_vecs;
+  uint4* q_row = p.q + (row_ok ? row : 0) * p.items;
+
+  // Symmetric: hi = max |x| (the amax), neg_lo unused; zero point: hi = max(max x, 0),
+  // neg_lo = max(-min x, 0) = -lo.
+  Fp8ActItem cache[kSlots] = {};
+  bool ok[kSlots];
+  float hi = 0.0f, neg_lo = 0.0f;
+  auto reduce_item = [&](const Fp8ActItem& it) {
+    if constexpr (kZeroPoint)
+      item_range<kBf16>(it, &hi, &neg_lo);
+    else
+      hi = fmaxf(hi, item_amax<kBf16>(it));
+  };
+#pragma unroll
+  for (int j = 0; j < kSlots; ++j) {
+    ok[j] = row_ok && item_at(0, j) < p.items;
+    if (ok[j]) cache[j] = load_item(x_row, item_at(0, j));
+  }
+#pragma unroll
+  for (int j = 0; j < kSlots; ++j)
+    if (ok[j]) reduce_item(cache[j]);
+  for (int64_t c = 1; c < chunks; ++c) {
+#pragma unroll
+    for (int j = 0; j < kSlots; ++j)
+      if (row_ok && item_at(c, j) < p.items) reduce_item(load_item(x_row, item_at(c, j)));
+  }
+  // Every thread of the block takes part in the reduction.
+  if constexpr (kZeroPoint)
+    row_max2(&hi, &neg_lo);
+  else
+    hi = row_max(hi);
+  ptx::griddep_launch_dependents();
+
+  float s, z = 0.0f;
+  if constexpr (kZeroPoint) {
+    const float lo = -neg_lo;
+    s = __fdiv_rn(fmaxf(__fsub_rn(hi, lo), 1e-8f), 255.0f);
+    float lo_s = __fdiv_rn(lo, s);
+    if (isnan(lo_s)) lo_s = 0.0f;  // lo = -inf, s = +inf
+    z = fminf(fmaxf(rintf(__fsub_rn(-128.0f, lo_s)), -128.0f), 127.0f);
+  } else {
+    s = __fdiv_rn(fmaxf(hi, 1e-8f), 127.0f);
+  }
+  if (!row_ok) return;
+  if (tx == 0) {
+    p.scales[row] = s;
+    if constexpr (kZeroPoint) p.zeros[row] = static_cast<int32_t>(z);
+  }
+#pragma unroll
+  for (int j = 0; j < kSlots; ++j)
+    if (ok[j]) q_row[item_at(0, j)] = item_int8_codes<kBf16, kZeroPoint>(cache[j], s, z);
+  for (int64_t c = 1; c < chunks; ++c) {
+#pragma unroll
+    for (int j = 0; j < kSlots; ++j)
+      if (item_at(c, j) < p.items)
+        q_row[item_at(c, j)] = item_int8_codes<kBf16, kZeroPoint>(load_item(x_row, item_at(c, j)), s, z);
+  }
 }
 
 }  // namespace lowbit::cuda

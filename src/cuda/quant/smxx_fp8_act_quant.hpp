@@ -1,14 +1,18 @@
-// Internal: the fp8 activation quantizer's CUDA side (lowbit::ActQuant on Device::cuda,
-// include/lowbit/act_quant.hpp; design in docs/kernels/act_quant.md).
+// Internal: the activation quantizer's CUDA side (lowbit::ActQuant on Device::cuda,
+// include/lowbit/act_quant.hpp; design in docs/kernels/act_quant.md): the fp8 kernels and the
+// int8 per-token kernel, which shares their per-row machinery.
 //
 // Host-only C++17 (no CUDA headers): src/api/act_quant.cpp includes it, and so does the CPU
 // test that checks the launch geometry below.
 //
-// One kernel template (smxx_fp8_act_quant.cuh), one "row" design for every mode: a row of X is
+// One fp8 kernel template (smxx_fp8_act_quant.cuh), one "row" design for every mode: a row of X is
 // read by `threads_per_row` consecutive threads, each moving ITEMS of 16 elements (two 16-byte
 // loads of f16/bf16, one 16-byte store of e4m3 codes; k % 16 == 0 makes every row a whole
 // number of items). Item i of a row sits with thread i % threads_per_row, so a warp's loads
-// cover 1 KiB of contiguous input and its stores 512 contiguous bytes of codes.
+// cover 1 KiB of contiguous input and its stores 512 contiguous bytes of codes. The int8
+// kernel (smxx_int8_act_quant_kernel, same file) is kPerRow's design with int8 codes (also one
+// byte each, 16 per 16-byte store) and, for the zero-point mode, a (max, -min) pair reduced per
+// row instead of the amax: it launches with kPerRow's geometry.
 #pragma once
 
 #include <algorithm>
@@ -75,7 +79,6 @@ inline Fp8ActQuantShape fp8_act_quant_shape(int64_t k, int64_t rows, Fp8ActQuant
   return s;
 }
 
-// Ok when `device` exists, is sm_80 or newer, and this build has machine code for it.
 // Dynamic per-tensor in one launch (kTensorFused) when all of X fits the registers of at most
 // kActQuantFusedMaxCtas CTAs: each thread holds up to kActQuantFusedItems items, the CTAs form
 // one cluster (sm_90) and take the max of their amaxes through distributed shared memory,
@@ -100,7 +103,9 @@ inline int fp8_act_quant_fused_ctas(int64_t m, int64_t k, bool clusters) {
   return items <= max_ctas * kActQuantFusedCtaItems ? max_ctas : 0;
 }
 
-Status fp8_act_quant_runs_on(int device);
+// Ok when `device` exists, is sm_80 or newer, and this build has machine code for it (every
+// mode, fp8 and int8).
+Status act_quant_runs_on(int device);
 
 // Enqueues the kernels of one ActQuant::run on `stream`, with `device` made current for the
 // launches (the caller's current device is restored). `desc` and `args` were validated by
@@ -119,5 +124,12 @@ Status fp8_act_quant_launch(const ActQuantDesc& desc, const ActQuantArgs& args, 
 // contract beyond stream order: the kernels wait for the previous kernel before touching X,
 // the codes, the scales or the workspace.
 bool fp8_act_quant_uses_pdl(const GpuSpec& gpu, int64_t blocks);
+
+// The int8 modes (kInt8PerToken, kInt8PerTokenZeroPoint): one launch of
+// smxx_int8_act_quant_kernel with the geometry fp8_act_quant_shape(k, m, kPerRow), a
+// programmatic dependent launch by fp8_act_quant_uses_pdl()'s rule; `device` made current as
+// for fp8_act_quant_launch. `desc` and `args` were validated by ActQuant (`zeros` present and
+// 4-byte aligned for the zero-point mode). No workspace.
+Status int8_act_quant_launch(const ActQuantDesc& desc, const ActQuantArgs& args, Stream stream, int device);
 
 }  // namespace lowbit::cuda
