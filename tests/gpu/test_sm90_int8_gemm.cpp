@@ -304,6 +304,26 @@ TEST(sm90_int8_gemm, execution_properties) {
   expect_two_streams_match(c0, c1, c2);
 }
 
+// The selection rule of select.cpp on sm_90 (docs/kernels/int8_gemm.md, "Selection"): the
+// mma.sync family at m <= 8 (except many channels from m = 3) and for long k up to m = 16.
+TEST(sm90_int8_gemm, chosen_by_default) {
+  LOWBIT_REQUIRE_HOPPER();
+  struct Case {
+    int64_t m, n, k;
+    const char* family;
+  };
+  const Case cases[] = {{1, 6144, 4096, "sm80_int8_gemm"},  {8, 4096, 4096, "sm80_int8_gemm"},
+                        {2, 28672, 4096, "sm80_int8_gemm"}, {3, 28672, 4096, "sm90_int8_gemm"},
+                        {9, 6144, 4096, "sm90_int8_gemm"},  {16, 4096, 14336, "sm80_int8_gemm"},
+                        {17, 4096, 14336, "sm90_int8_gemm"}, {64, 4096, 4096, "sm90_int8_gemm"}};
+  for (const Case& c : cases) {
+    Gemm g(desc_of(c.m, c.n, c.k, false, DType::kF16, false), Device::cuda(0));
+    ASSERT_TRUE(g.can_implement().ok()) << g.can_implement().message();
+    EXPECT_EQ(g.kernel_name().rfind(c.family, 0), 0u) << "m=" << c.m << " n=" << c.n << " k=" << c.k << ": "
+                                                     << g.kernel_name();
+  }
+}
+
 TEST(sm90_int8_gemm, refuses_what_it_cannot_run) {
   LOWBIT_REQUIRE_HOPPER();
   auto reason = [](const GemmDesc& d) { return Gemm(d, Device::cuda(0), GemmOptions{kFamily}).can_implement().message(); };
