@@ -9,6 +9,7 @@
 #include "lowbit/formats.hpp"
 #include "lowbit/gemm.hpp"
 #include "lowbit/import_fp8.hpp"
+#include "lowbit/import_int8.hpp"
 #include "lowbit/numeric.hpp"
 #include "lowbit/quantize.hpp"
 #include "lowbit/reference.hpp"

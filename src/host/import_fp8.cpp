@@ -18,86 +18,26 @@
 #include <string_view>
 
 #include "lowbit/status.hpp"
+#include "host/import_common.hpp"
 
 namespace lowbit {
 namespace {
 
 bool is_fp8(DType t) { return t == DType::kE4M3 || t == DType::kE5M2; }
 
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
 
-// Tensor names come from a file: escape control bytes so an error stays one line.
-std::string printable(std::string_view text) {
-  std::string out;
-  for (char ch : text) {
-    if (out.size() >= 160) return out + "...";
-    const auto c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += ch;
-    }
-  }
-  return out;
-}
-
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
-std::string float_text(float v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(v));
-  return buf;
-}
-
-bool scale_dtype_ok(DType t) { return t == DType::kF32 || t == DType::kBF16 || t == DType::kF16; }
-
-// A shape with one element and rank <= 1: [] or [1].
-bool is_scalar_shape(const std::vector<int64_t>& s) {
-  return s.empty() || (s.size() == 1 && s[0] == 1);
-}
+using import_detail::ends_with;
+using import_detail::float_text;
+using import_detail::is_scalar_shape;
+using import_detail::printable;
+using import_detail::scale_dtype_ok;
+using import_detail::shape_text;
 
 // Every message: "lowbit: FILE: fp8 weight 'NAME': problem".
-class Checker {
+class Checker : public import_detail::Checker {
  public:
-  Checker(const SafetensorsReader& file, const std::string& weight) : file_(file), weight_(weight) {}
-
-  [[noreturn]] void fail(const std::string& problem) const {
-    throw Error("lowbit: " + printable(file_.path()) + ": fp8 weight '" + printable(weight_) +
-                "': " + problem);
-  }
-  std::string quoted(const std::string& name) const { return "'" + printable(name) + "'"; }
-
-  void expect_scale_dtype(const TensorInfo& t, const char* role) const {
-    if (!scale_dtype_ok(t.dtype))
-      fail(std::string(role) + " " + quoted(t.name) + " has the wrong dtype (expected F32, BF16 " +
-           "or F16 vs actual " + dtype_safetensors_name(t.dtype) + ")");
-  }
-
-  // Reads a scale tensor (dtype checked before) and checks every value is finite and > 0.
-  // `where(i)` names element i in the message.
-  template <typename Where>
-  std::vector<float> positive_scales(const TensorInfo& t, const char* role, Where where) const {
-    std::vector<float> v = file_.read_f32(t);
-    for (std::size_t i = 0; i < v.size(); ++i)
-      if (!std::isfinite(v[i]) || !(v[i] > 0.0f))
-        fail(std::string(role) + " " + quoted(t.name) + where(static_cast<int64_t>(i)) + " is " +
-             float_text(v[i]) + " (expected finite and > 0)");
-    return v;
-  }
-
- private:
-  const SafetensorsReader& file_;
-  const std::string& weight_;
+  Checker(const SafetensorsReader& file, const std::string& weight) : import_detail::Checker(file, weight, "fp8") {}
 };
 
 }  // namespace

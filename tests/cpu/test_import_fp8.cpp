@@ -19,6 +19,7 @@
 #include "lowbit/import_fp8.hpp"
 #include "lowbit/numeric.hpp"
 #include "lowbit/status.hpp"
+#include "import_test_util.hpp"
 
 namespace lowbit {
 namespace {
@@ -60,20 +61,11 @@ void expect_matches_expected(const SafetensorsReader& file, const Fp8Tensor& t) 
 }
 
 // Expects `f()` to throw one line naming `where` (the file label) and `weight`, and containing
-// every needle.
+// every needle (import_test_util.hpp).
 template <typename F>
 void expect_error(F f, const std::string& where, const std::string& weight,
                   const std::vector<std::string>& needles) {
-  try {
-    f();
-    ADD_FAILURE() << where << ": no error; expected one containing '" << needles.at(0) << "'";
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
-    EXPECT_EQ(msg.rfind("lowbit: " + where + ": fp8 weight '" + weight + "': ", 0), 0u) << msg;
-    for (const auto& n : needles)
-      EXPECT_NE(msg.find(n), std::string::npos) << "'" << n << "' not in: " << msg;
-  }
+  test::expect_import_error(f, "fp8", where, weight, needles);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -168,31 +160,12 @@ TEST(import_fp8, fixtures_malformed_are_refused_with_the_problem_named) {
 // ---------------------------------------------------------------------------------------
 // In-memory files
 // ---------------------------------------------------------------------------------------
-struct Part {
-  std::string name;
-  DType dtype;
-  std::vector<int64_t> shape;
-  std::vector<uint8_t> bytes;
-};
+using test::Part;
+using test::floats;
 
 Part codes(const std::string& name, std::vector<int64_t> shape, std::vector<uint8_t> values,
            DType dtype = DType::kE4M3) {
   return {name, dtype, std::move(shape), std::move(values)};
-}
-
-// Floats stored in `dtype` (f32, bf16, f16, f64), rounded as numeric.hpp says.
-Part floats(const std::string& name, std::vector<int64_t> shape, const std::vector<float>& v,
-            DType dtype = DType::kF32) {
-  std::vector<uint8_t> bytes(v.size() * dtype_size(dtype));
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (dtype == DType::kF64) {
-      const double d = v[i];
-      std::memcpy(bytes.data() + 8 * i, &d, 8);
-    } else {
-      store_from_f32(bytes.data(), dtype, static_cast<int64_t>(i), v[i]);
-    }
-  }
-  return {name, dtype, std::move(shape), std::move(bytes)};
 }
 
 // A safetensors image and the reader over it (the image must outlive the reader).

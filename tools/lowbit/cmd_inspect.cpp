@@ -1,7 +1,8 @@
 // `lowbit inspect FILE [--verify ORIGINAL]`: read a safetensors file back through the
 // validating reader, list its tensors, load every lowbit-quantized tensor (checking it), and
-// optionally compare it with the checkpoint it was quantized from. fp8 weights of other
-// tools' conventions (import_fp8.hpp) are imported too, and listed with the convention found.
+// optionally compare it with the checkpoint it was quantized from. fp8 and int8 weights of
+// other tools' conventions (import_fp8.hpp, import_int8.hpp) are imported too, and listed with
+// the convention found.
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -11,6 +12,7 @@
 
 #include "lowbit/checkpoint.hpp"
 #include "lowbit/import_fp8.hpp"
+#include "lowbit/import_int8.hpp"
 #include "lowbit/reference.hpp"
 #include "lowbit/safetensors.hpp"
 #include "tools/lowbit/cli_util.hpp"
@@ -72,12 +74,29 @@ void run_inspect(const Options& o, int& exit_code) {
     }
   }
 
+  for (const std::string& name : int8_weight_names(file)) {
+    if (quantized.count(name)) continue;
+    try {
+      const Int8Import imp = import_int8(file, name);
+      std::printf("  %-60s %-12s int8 checkpoint: %s convention (%s", name.c_str(), "int8",
+                  int8_convention_name(imp.source.convention), imp.source.scale.c_str());
+      if (imp.input_scale) std::printf(", input_scale %.9g", static_cast<double>(*imp.input_scale));
+      if (imp.input_zero_point) std::printf(", input_zero_point %d", *imp.input_zero_point);
+      std::printf(")\n");
+    } catch (const Error& e) {
+      std::printf("  %-60s NOT IMPORTABLE: %s\n", name.c_str(), e.what());
+      ++bad;
+    }
+  }
+
   // With --verify: the original's fp8 checkpoint weights are compared in their dequantized
   // form, and the scale each was imported from counts as accounted for (lowbit rewrote it as
   // NAME_scale F32, so its bytes may differ).
-  std::set<std::string> orig_fp8, orig_consumed;
-  if (orig)
+  std::set<std::string> orig_fp8, orig_int8, orig_consumed;
+  if (orig) {
     for (const std::string& name : fp8_weight_names(*orig)) orig_fp8.insert(name);
+    for (const std::string& name : int8_weight_names(*orig)) orig_int8.insert(name);
+  }
   for (const auto& [name, format] : quantized) {
     const QuantizedTensor q = load_quantized(file, name);  // throws on any inconsistency
     std::printf("  %-60s %-12s loaded", name.c_str(), format.c_str());
@@ -91,6 +110,11 @@ void run_inspect(const Options& o, int& exit_code) {
         if (orig_fp8.count(name)) {
           const Fp8Import imp = import_fp8(*orig, name);
           orig_consumed.insert(imp.source.scale);
+          x = dequantize(imp.weight);
+        } else if (orig_int8.count(name)) {
+          const Int8Import imp = import_int8(*orig, name);
+          orig_consumed.insert(imp.source.scale);
+          if (!imp.source.zero_point.empty()) orig_consumed.insert(imp.source.zero_point);
           x = dequantize(imp.weight);
         } else {
           x = orig->read_f32(*t);

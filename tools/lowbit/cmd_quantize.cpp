@@ -20,6 +20,13 @@
 //    nothing at all was quantized or imported.
 //  * Companions (NAME_scale, NAME_scale_inv, P.input_scale) of every fp8 weight, selected or
 //    not, go with their weight and are never quantized on their own, whatever --include says.
+//
+// int8 W8A8 checkpoints (import_int8.hpp: compressed-tensors per-channel / per-tensor) are
+// imported the same way, whatever --format says: a selected I8 weight with a NAME_scale must be
+// importable (else import_int8's one-line error); it is written in lowbit's int8 form (NAME I8
+// + NAME_scale F32 (n), a per-tensor scale repeated per row), its NAME_zero_point (all zero,
+// or the import refuses it) is dropped, and P.input_scale / P.input_zero_point are copied
+// unchanged.
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -30,6 +37,7 @@
 
 #include "lowbit/checkpoint.hpp"
 #include "lowbit/import_fp8.hpp"
+#include "lowbit/import_int8.hpp"
 #include "lowbit/quantize.hpp"
 #include "lowbit/reference.hpp"
 #include "lowbit/safetensors.hpp"
@@ -159,12 +167,23 @@ void run_quantize(const Options& o, int& exit_code) {
     consumed.insert(detect_fp8(in, name).scale);
     fp8_imports.insert(name);
   }
+  // int8 checkpoint weights (rules at the top of this file), likewise.
+  std::set<std::string> int8_imports;
+  for (const std::string& name : int8_weight_names(in)) {
+    for (const std::string& c : int8_companion_names(name))
+      if (in.find(c) != nullptr) companions.insert(c);
+    if (!is_selected(name)) continue;
+    const Int8Source src = detect_int8(in, name);
+    consumed.insert(src.scale);
+    if (!src.zero_point.empty()) consumed.insert(src.zero_point);
+    int8_imports.insert(name);
+  }
 
   if (!o.quiet)
     std::printf("%-52s %-13s %-5s %-12s %10s %10s %8s\n", "tensor", "shape", "dtype", "format",
                 "rel_err", "max_abs", "SNR dB");
   ProgressBar bar(static_cast<int64_t>(in.tensors().size()), !o.quiet);
-  int64_t done = 0, quantized = 0, imported = 0, skipped = 0;
+  int64_t done = 0, quantized = 0, imported = 0, imported_int8 = 0, skipped = 0;
   for (const TensorInfo& t : in.tensors()) {
     bar.update(done++, t.name);
     if (consumed.count(t.name)) continue;  // written again as its weight's NAME_scale
@@ -184,7 +203,23 @@ void run_quantize(const Options& o, int& exit_code) {
       }
       continue;
     }
-    if (companions.count(t.name)) {  // goes with its fp8 weight, as it is
+    if (int8_imports.count(t.name)) {
+      const Int8Import imp = import_int8(in, t.name);
+      add_int8_tensor(out, t.name, imp.weight);
+      ++imported_int8;
+      if (!o.quiet) {
+        bar.finish();
+        const std::string shape = std::to_string(imp.weight.rows) + "x" + std::to_string(imp.weight.cols);
+        std::printf("%-52s %-13s %-5s %-12s imported (%s convention%s%s), codes unchanged\n", t.name.c_str(),
+                    shape.c_str(), "i8", "int8", int8_convention_name(imp.source.convention),
+                    imp.source.zero_point.empty() ? "" : ", zero weight_zero_point dropped",
+                    imp.input_scale ? (imp.input_zero_point ? ", input_scale and input_zero_point copied"
+                                                            : ", input_scale copied")
+                                    : "");
+      }
+      continue;
+    }
+    if (companions.count(t.name)) {  // goes with its fp8 / int8 weight, as it is
       out.add(t.name, t.dtype, t.shape, in.data(t), t.nbytes());
       continue;
     }
@@ -239,15 +274,17 @@ void run_quantize(const Options& o, int& exit_code) {
   }
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const std::string imports =
+  std::string imports =
       imported == 0 ? std::string()
                     : ", imported " + std::to_string(imported) +
                           " fp8 checkpoint tensor(s) without requantizing";
+  if (imported_int8 > 0)
+    imports += ", imported " + std::to_string(imported_int8) + " int8 checkpoint tensor(s) without requantizing";
   std::printf("lowbit: quantized %lld tensor(s) to %s%s, kept %lld selected tensor(s) "
               "unquantized, wrote %s (%.1f s)\n",
               static_cast<long long>(quantized), spec->name().c_str(), imports.c_str(),
               static_cast<long long>(skipped), o.out.c_str(), secs);
-  if (quantized + imported == 0) {
+  if (quantized + imported + imported_int8 == 0) {
     std::fprintf(stderr, "lowbit: quantize: no tensor matched --include '%s' and could be "
                          "quantized\n", o.include.c_str());
     exit_code = 2;
@@ -260,7 +297,8 @@ void add_quantize_command(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
       "quantize", "Quantize the 2-D weight tensors of a safetensors checkpoint (fp8 checkpoint "
-                  "weights are imported, not requantized: docs/formats.md section 9)");
+                  "and int8 checkpoint weights are imported, not requantized: docs/formats.md "
+                  "sections 9 and 10)");
   cmd->add_option("input", opts->in, "input .safetensors file")->required();
   cmd->add_option("output", opts->out, "output .safetensors file")->required();
   cmd->add_option("--format,-f", opts->format,
