@@ -30,6 +30,7 @@ namespace lowbit::test {
 // the 1x128 scale layout). The int8 modes have their own inputs (make_int8_values) and sweep.
 inline constexpr ActQuantMode kModes[] = {ActQuantMode::kDynamicPerToken, ActQuantMode::kDynamicPerTensor,
                                           ActQuantMode::kStaticPerTensor, ActQuantMode::kDynamicBlock1x128};
+// The dynamic int8 modes (quantize_int8()'s rule). kInt8StaticPerTensor has its own cases below.
 inline constexpr ActQuantMode kInt8Modes[] = {ActQuantMode::kInt8PerToken, ActQuantMode::kInt8PerTokenZeroPoint};
 inline constexpr DType kDTypes[] = {DType::kF16, DType::kBF16};
 inline constexpr int64_t kMs[] = {1, 3, 4, 5, 64, 129};
@@ -254,6 +255,81 @@ inline std::vector<float> make_int8_values(ActQuantMode mode, DType t, int64_t m
   return x;
 }
 
+// The int8-static cases: the caller's scales s (1 and 1/16: exact quotients, so the rne ties
+// of make_int8_static_values() land; 0.02 and 3.7e-3: inexact; 0.3: inexact, with f16 / bf16
+// values whose x / s and x * (1 / s) round to different codes (near_tie_values()); 1e-7 and
+// 1e-30: tiny, most quotients clamp; 1e25: huge, most quotients round to 0) and zero points z.
+inline constexpr float kInt8StaticScales[] = {1.0f, 0.0625f, 0.02f, 3.7e-3f, 0.3f, 1e-7f, 1e-30f, 1e25f};
+inline constexpr int32_t kInt8StaticZeros[] = {-128, -3, 0, 127};
+
+// The row kinds of the int8-static inputs (row r has kind r % kInt8StaticRowKinds).
+inline constexpr int kInt8StaticRowKinds = 8;
+
+// The finite values x of dtype `t` with |x / s| < 200 whose quotient lies within 2 fp32 ulps of a
+// half-integer n + 0.5 (exact ties included): where rne decides, and where x * (1 / s) can round
+// to another code than x / s. Found by trying every 16-bit pattern; empty for many s.
+inline std::vector<float> near_tie_values(DType t, float s) {
+  std::vector<float> out;
+  for (uint32_t h = 0; h <= 0xFFFF; ++h) {
+    const float x = decode16(static_cast<uint16_t>(h), t);
+    const double q = static_cast<double>(x) / static_cast<double>(s);
+    if (!std::isfinite(q) || std::fabs(q) >= 200.0 || std::fabs(q) < 0.25) continue;
+    const double ulp = std::ldexp(1.0, std::ilogb(q) - 23);  // of fp32 at |q|
+    if (std::fabs(q - (std::floor(q) + 0.5)) <= 2.0 * ulp) out.push_back(x);
+  }
+  return out;
+}
+
+// X (m, k) for int8-static with scale s, fp32 values exactly representable in `t`, finite: rows
+// of quotients x / s in range (about N(0, 40)), past the clamps (N(0, 400)), at rne ties
+// ((n + 0.5) * s, exact where s is a power of two, half of them from near_tie_values() when
+// it has any), integers times s, +-0 and the dtype's
+// subnormals, a wide range of magnitudes (1e-6 .. 1e6), the dtype's large values, and raw
+// finite bit patterns. Values s * N that overflow the dtype are clamped to its largest finite.
+inline std::vector<float> make_int8_static_values(DType t, int64_t m, int64_t k, float s, std::mt19937& rng) {
+  const bool bf16 = t == DType::kBF16;
+  const float fmax = bf16 ? 3.0e38f : 65504.0f;
+  std::vector<float> x(static_cast<size_t>(m * k));
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  std::uniform_int_distribution<int> bits(0, 0xFFFF), tie(-128, 127), integer(-140, 140);
+  const std::vector<float> near_ties = m > 2 ? near_tie_values(t, s) : std::vector<float>{};
+  std::uniform_int_distribution<size_t> pick_near(0, near_ties.empty() ? 0 : near_ties.size() - 1);
+  for (int64_t r = 0; r < m; ++r) {
+    const int kind = static_cast<int>(r % kInt8StaticRowKinds);
+    for (int64_t c = 0; c < k; ++c) {
+      double v = 0.0;
+      switch (kind) {
+        case 0: v = static_cast<double>(s) * normal(rng) * 40.0; break;
+        case 1: v = static_cast<double>(s) * normal(rng) * 400.0; break;
+        case 2:
+          v = !near_ties.empty() && u(rng) < 0.5f ? near_ties[pick_near(rng)] : static_cast<double>(s) * (tie(rng) + 0.5);
+          break;
+        case 3: v = static_cast<double>(s) * integer(rng); break;
+        case 4: v = decode16(static_cast<uint16_t>(bits(rng) & (bf16 ? 0x807F : 0x83FF)), t); break;
+        case 5: v = normal(rng) * std::pow(10.0, -6.0 + 12.0 * u(rng)); break;
+        case 6: v = normal(rng) * (bf16 ? 1e30 : 3e4); break;
+        default: {
+          float f = decode16(static_cast<uint16_t>(bits(rng)), t);
+          while (!std::isfinite(f)) f = decode16(static_cast<uint16_t>(bits(rng)), t);
+          v = f;
+          break;
+        }
+      }
+      x[static_cast<size_t>(r * k + c)] = static_cast<float>(std::clamp<double>(v, -fmax, fmax));
+    }
+  }
+  // Round to the input dtype.
+  std::vector<uint8_t> bytes(x.size() * 2);
+  for (size_t i = 0; i < x.size(); ++i) store_from_f32(bytes.data(), t, static_cast<int64_t>(i), x[i]);
+  for (size_t i = 0; i < x.size(); ++i) {
+    uint16_t h;
+    std::memcpy(&h, bytes.data() + 2 * i, 2);
+    x[i] = decode16(h, t);
+  }
+  return x;
+}
+
 // ---------------------------------------------------------------------------------------
 // Running the CPU path
 // ---------------------------------------------------------------------------------------
@@ -267,12 +343,25 @@ inline ActQuantDesc make_desc(ActQuantMode mode, DType t, int64_t m, int64_t k, 
   return d;
 }
 
+// kInt8StaticPerTensor, with or without the static zero point.
+inline ActQuantDesc make_int8_static_desc(DType t, int64_t m, int64_t k, bool zero_point, int64_t ld = 0) {
+  ActQuantDesc d = make_desc(ActQuantMode::kInt8StaticPerTensor, t, m, k, ld);
+  d.int8_zero_point = zero_point;
+  return d;
+}
+
+// Whether ActQuant::run writes zero points for `d` (ActQuantArgs::zeros).
+inline bool writes_zeros(const ActQuantDesc& d) {
+  return d.mode == ActQuantMode::kInt8PerTokenZeroPoint ||
+         (d.mode == ActQuantMode::kInt8StaticPerTensor && d.int8_zero_point);
+}
+
 // The codes (m, k) (e4m3 or int8, one byte each), the scales and, int8 with zero point, the
 // zero points of one quantization.
 struct Quantized {
   std::vector<uint8_t> q;
   std::vector<float> scales;
-  std::vector<int32_t> zeros;  // kInt8PerTokenZeroPoint only
+  std::vector<int32_t> zeros;  // writes_zeros() only
 };
 
 // Poison of the int32 zero points: 0x5A5A5A5A, outside every zero point's range [-128, 127].
@@ -282,18 +371,19 @@ inline constexpr int32_t kZerosPoison = 0x5A5A5A5A;
 // ActQuant::run on Device::cpu(). Outputs poisoned first (codes `code_poison`: 0xFF is the
 // e4m3 code of -NaN, never produced, but a valid int8 code, which is why the int8 tests run
 // twice with two poisons; NaN scales; zero points kZerosPoison), so an element left unwritten
-// shows.
+// shows. `static_z`: int8-static's zero point (read when d.int8_zero_point).
 inline Quantized run_cpu(const ActQuantDesc& d, const std::vector<uint8_t>& x, float static_s,
-                         uint8_t code_poison = 0xFF) {
+                         uint8_t code_poison = 0xFF, int32_t static_z = 0) {
   ActQuant op(d, Device::cpu());
   EXPECT_TRUE(op.can_implement().ok()) << op.can_implement().message();
   Quantized out;
   out.q.assign(static_cast<size_t>(d.m * d.k), code_poison);
   out.scales.assign(static_cast<size_t>(op.scales_count()), std::numeric_limits<float>::quiet_NaN());
-  if (d.mode == ActQuantMode::kInt8PerTokenZeroPoint) out.zeros.assign(static_cast<size_t>(d.m), kZerosPoison);
+  if (writes_zeros(d)) out.zeros.assign(static_cast<size_t>(d.m), kZerosPoison);
   ActQuantArgs a;
   a.x = x.data();
   a.static_scale = &static_s;
+  if (d.mode == ActQuantMode::kInt8StaticPerTensor && d.int8_zero_point) a.static_zero_point = &static_z;
   a.q = out.q.data();
   a.scales = out.scales.data();
   a.zeros = out.zeros.empty() ? nullptr : out.zeros.data();

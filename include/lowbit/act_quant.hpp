@@ -18,6 +18,8 @@
 //   kDynamicBlock1x128                   (ceil(k/128), round_up(m, 4)), K-block-major, the
 //                                        padding rows m..round_up(m,4)-1 written as 0.
 //   kInt8PerToken, kInt8PerTokenZeroPoint  (m); zero points (m) int32
+//   kInt8StaticPerTensor                   (m), every entry s; with int8_zero_point, zero
+//                                          points (m) int32, every entry z
 //
 // Numerics (docs/kernels/act_quant.md; bit for bit the same on the CPU and on every GPU):
 //  * fp8 dynamic modes, per scale domain (tensor, row, or 128 columns of a row; the last group of
@@ -54,6 +56,24 @@
 //    dequantizes to NaN ((q - z) * s = 0 * inf), visibly broken rather than clipped. (A
 //    finite row whose hi - lo overflows fp32, bf16 values near +-3e38, gets s = +inf the
 //    same way, as quantize_int8() does.)
+//  * int8 static per tensor (kInt8StaticPerTensor), scale s and, with
+//    ActQuantDesc::int8_zero_point, zero point z given by the caller (a W8A8 checkpoint's
+//    calibrated input_scale / input_zero_point, import_int8.hpp), per element, the division
+//    and rounding of the dynamic int8 modes (and of vLLM's static_scaled_int8_quant):
+//      symmetric   q = clamp(rne(x / s), -127, 127)
+//      zero point  q = clamp(rne(x / s) + z, -128, 127)   (z converted to fp32, the sum fp32)
+//    The scales written are s in every row, the zero points z in every row (as given), so
+//    the int8 GEMMs read them as any per-token activation. The symmetric clamp is lowbit's
+//    symmetric int8 range (docs/formats.md section 5, quantize_int8(), kInt8PerToken), not
+//    vLLM's [-128, 127] (cvt.rni.sat.s8): the two differ only where x / s < -127.5, -127
+//    here and -128 there. s should be finite and > 0 and z in [-128, 127]; they live in
+//    device memory, so they are NOT checked (a check would synchronize), on the CPU neither,
+//    and other values give what the formulas give, the same on both devices: s = +-0 gives
+//    +-inf quotients (codes at the clamps) and 0 / 0 = NaN (code 0 or z); s = +inf or NaN
+//    gives codes 0 or z (every quotient +-0 or NaN); s < 0 negates the codes; a z outside
+//    [-128, 127] is written as given but the codes stay clamped. Non-finite inputs: a NaN
+//    quotient counts as 0 (code 0, or z), as in the dynamic int8 modes; +-inf (with finite
+//    s > 0) clamps to the range ends like any large value.
 #pragma once
 
 #include <cstddef>
@@ -75,14 +95,18 @@ enum class ActQuantMode : uint8_t {
   // int8 codes (W8A8: the A operand of sm90_int8_gemm / sm80_int8_gemm), ActFormat{kI8}:
   kInt8PerToken,           // symmetric, one scale per row                     (int8_zero_point off)
   kInt8PerTokenZeroPoint,  // asymmetric, one scale and int32 zero point per row (int8_zero_point on)
+  kInt8StaticPerTensor,    // the caller's scale (and zero point when ActQuantDesc::int8_zero_point),
+                           // written to every row (int8_zero_point = ActQuantDesc::int8_zero_point)
 };
-// "per-token", "per-tensor", "static", "1x128", "int8-per-token", "int8-per-token-zp".
+// "per-token", "per-tensor", "static", "1x128", "int8-per-token", "int8-per-token-zp",
+// "int8-static".
 const char* act_quant_mode_name(ActQuantMode mode);
-// Whether a mode produces int8 codes (kInt8PerToken, kInt8PerTokenZeroPoint).
+// Whether a mode produces int8 codes (kInt8PerToken, kInt8PerTokenZeroPoint,
+// kInt8StaticPerTensor).
 bool act_quant_is_int8(ActQuantMode mode);
 // The scaling of the fp8 codes a mode produces, as a GemmDesc's ActFormat names it. fp8 only:
-// the int8 modes answer kPerRow (their granularity, one scale per token), but their
-// ActFormat does not use the field (act_format() leaves it at its default).
+// the int8 modes answer kPerRow (the layout of their scales, one per token; int8-static too),
+// but their ActFormat does not use the field (act_format() leaves it at its default).
 Fp8Scaling act_quant_scaling(ActQuantMode mode);
 
 struct ActQuantDesc {
@@ -93,28 +117,42 @@ struct ActQuantDesc {
   // Elements between the starts of consecutive rows of X; 0 means k (dense). >= k; on CUDA
   // also a multiple of 8 (16-byte rows). The codes are always dense (row stride k).
   int64_t x_row_stride = 0;
+  // kInt8StaticPerTensor only (can_implement() refuses it on with any other mode): whether
+  // the caller gives a static zero point (ActQuantArgs::static_zero_point) and run() writes
+  // zero points; off: symmetric. Known when the GemmDesc is built, hence here, not in the
+  // arguments.
+  bool int8_zero_point = false;
 
   // The GemmDesc::a that reads this operation's outputs: {e4m3, act_quant_scaling(mode)}
-  // for the fp8 modes; {i8, int8_zero_point = (mode == kInt8PerTokenZeroPoint)} for int8.
+  // for the fp8 modes; {i8, int8_zero_point = (mode == kInt8PerTokenZeroPoint, or
+  // kInt8StaticPerTensor with int8_zero_point)} for int8.
   ActFormat act_format() const;
   int64_t row_stride() const { return x_row_stride == 0 ? k : x_row_stride; }
-  std::string describe() const;  // "m=4 k=4096 x=bf16 mode=1x128"
+  std::string describe() const;  // "m=4 k=4096 x=bf16 mode=1x128" (+ " int8_zero_point")
 };
 
 struct ActQuantArgs {
   // (m, k) of desc.dtype, row-major, rows desc.row_stride() elements apart. CUDA: 16-byte
   // aligned.
   const void* x = nullptr;
-  // kStaticPerTensor only: (1) fp32, the scale s (device memory for CUDA). May equal `scales`.
+  // kStaticPerTensor and kInt8StaticPerTensor only: (1) fp32, the scale s (device memory for
+  // CUDA; 4-byte aligned). kStaticPerTensor: may equal `scales`. kInt8StaticPerTensor: must not
+  // overlap `scales` ((m) entries, every one written; run() refuses an overlap).
   const float* static_scale = nullptr;
   // (m, k) codes, row-major, dense: GemmArgs::a. e4m3fn for the fp8 modes, int8 for the
   // int8 modes. CUDA: 16-byte aligned.
   void* q = nullptr;
   // scales_count() fp32 in the layout of gemm_a_scales(): GemmArgs::a_scales. 4-byte aligned.
   float* scales = nullptr;
-  // kInt8PerTokenZeroPoint only (required there, ignored otherwise): (m) int32 zero points in
-  // [-128, 127], GemmArgs::a_zeros. 4-byte aligned.
+  // kInt8PerTokenZeroPoint, and kInt8StaticPerTensor with int8_zero_point, only (required
+  // there, ignored otherwise): (m) int32 zero points in [-128, 127], GemmArgs::a_zeros.
+  // 4-byte aligned.
   int32_t* zeros = nullptr;
+  // (Last, so that the positional {x, static_scale, q, scales, zeros} keeps its meaning.)
+  // kInt8StaticPerTensor with ActQuantDesc::int8_zero_point only (required there, refused when
+  // set without the flag): (1) int32, the zero point z, in [-128, 127] (device memory for
+  // CUDA; 4-byte aligned). Must not overlap `zeros`.
+  const int32_t* static_zero_point = nullptr;
 };
 
 class ActQuant {
@@ -127,14 +165,15 @@ class ActQuant {
   // Ok, or why this problem cannot run on this device in this build. Checked: m >= 1;
   // k >= 1 and k % 16 == 0 (the fp8 and int8 GEMMs' own requirement, cuBLASLt and TMA: code
   // rows of k bytes must be 16-byte multiples; the kernel moves 16 elements per 16-byte store);
-  // f16 / bf16 input; a known mode; the row stride; sizes that overflow; on CUDA: a device
+  // f16 / bf16 input; a known mode; int8_zero_point only with kInt8StaticPerTensor; the row
+  // stride; sizes that overflow; on CUDA: a device
   // that exists, sm_80 or newer, with machine code in this build.
   Status can_implement() const;
   // Bytes of device workspace run() needs: 4 (the amax) for kDynamicPerTensor on CUDA,
   // 0 otherwise (the int8 modes included; and 0 when can_implement() fails).
   std::size_t workspace_size() const;
   // fp32 values run() writes to `scales`, padding included: gemm_a_scales_count() of the
-  // matching GemmDesc (m for both int8 modes; the zero points are m int32 too).
+  // matching GemmDesc (m for every int8 mode; the zero points are m int32 too).
   int64_t scales_count() const;
   // "smxx_fp8_act_quant" (fp8 modes on CUDA), "smxx_int8_act_quant" (int8 modes on CUDA),
   // "cpu_reference"; "" when none.
@@ -142,7 +181,8 @@ class ActQuant {
 
   // CUDA: enqueue on `stream` (the device of the ActQuant must be the current device or is
   // made current for the launch); CPU: computes synchronously (stream ignored). Checks the
-  // arguments (null pointers, `zeros` for kInt8PerTokenZeroPoint; on CUDA the alignment
+  // arguments (null pointers, `zeros` for the int8 zero-point modes, static_scale and
+  // static_zero_point for the static modes, int8-static's overlaps; on CUDA the alignment
   // above) and returns a failed Status without running.
   Status run(const ActQuantArgs& args, void* workspace, Stream stream = nullptr) const;
 

@@ -1,13 +1,14 @@
 // lowbit::ActQuant: argument checking, the CPU implementation (the reference of the GPU
 // kernels), and dispatch to the CUDA kernels (src/cuda/quant/smxx_fp8_act_quant.*: the fp8
-// kernels and the int8 per-token kernel).
+// kernels and the int8 kernel: per token, and static per tensor).
 //
 // The CPU path is written out here rather than calling quantize_fp8() / quantize_fp8_static()
 // / quantize_int8() because those take fp32, allocate their result and reject non-finite
 // input, while this one reads f16/bf16 in place (any row stride), writes the GEMM's scale
 // layout, and defines the non-finite cases (act_quant.hpp). On finite input it computes
 // exactly their rule, in the same fp32 operations and order (tests/cpu/test_act_quant.cpp
-// checks it bit for bit against them and, for fp8, against an independent recomputation).
+// checks it bit for bit against them and, for fp8 and int8-static (which no host quantizer
+// has), against an independent recomputation).
 #include "lowbit/act_quant.hpp"
 
 #include <algorithm>
@@ -34,21 +35,25 @@ const char* act_quant_mode_name(ActQuantMode mode) {
     case ActQuantMode::kDynamicBlock1x128: return "1x128";
     case ActQuantMode::kInt8PerToken: return "int8-per-token";
     case ActQuantMode::kInt8PerTokenZeroPoint: return "int8-per-token-zp";
+    case ActQuantMode::kInt8StaticPerTensor: return "int8-static";
   }
   return "?";
 }
 
 bool act_quant_is_int8(ActQuantMode mode) {
-  return mode == ActQuantMode::kInt8PerToken || mode == ActQuantMode::kInt8PerTokenZeroPoint;
+  return mode == ActQuantMode::kInt8PerToken || mode == ActQuantMode::kInt8PerTokenZeroPoint ||
+         mode == ActQuantMode::kInt8StaticPerTensor;
 }
 
 Fp8Scaling act_quant_scaling(ActQuantMode mode) {
   switch (mode) {
     case ActQuantMode::kDynamicPerToken: return Fp8Scaling::kPerRow;
     case ActQuantMode::kDynamicBlock1x128: return Fp8Scaling::kBlock1x128;
-    // int8: one scale per token; the field is not part of their ActFormat (act_quant.hpp).
+    // int8: one scale per token (int8-static writes its scale in every row); the field is not
+    // part of their ActFormat (act_quant.hpp).
     case ActQuantMode::kInt8PerToken:
-    case ActQuantMode::kInt8PerTokenZeroPoint: return Fp8Scaling::kPerRow;
+    case ActQuantMode::kInt8PerTokenZeroPoint:
+    case ActQuantMode::kInt8StaticPerTensor: return Fp8Scaling::kPerRow;
     case ActQuantMode::kDynamicPerTensor:
     case ActQuantMode::kStaticPerTensor: break;
   }
@@ -59,7 +64,8 @@ ActFormat ActQuantDesc::act_format() const {
   ActFormat f;
   if (act_quant_is_int8(mode)) {
     f.dtype = DType::kI8;
-    f.int8_zero_point = mode == ActQuantMode::kInt8PerTokenZeroPoint;
+    f.int8_zero_point = mode == ActQuantMode::kInt8PerTokenZeroPoint ||
+                        (mode == ActQuantMode::kInt8StaticPerTensor && int8_zero_point);
     return f;
   }
   f.dtype = DType::kE4M3;
@@ -71,6 +77,7 @@ std::string ActQuantDesc::describe() const {
   std::string s = "m=" + std::to_string(m) + " k=" + std::to_string(k) + " x=" + dtype_name(dtype) +
                   " mode=" + act_quant_mode_name(mode);
   if (x_row_stride != 0) s += " x_row_stride=" + std::to_string(x_row_stride);
+  if (int8_zero_point) s += " int8_zero_point";
   return s;
 }
 
@@ -85,9 +92,23 @@ bool mode_known(ActQuantMode mode) {
     case ActQuantMode::kStaticPerTensor:
     case ActQuantMode::kDynamicBlock1x128:
     case ActQuantMode::kInt8PerToken:
-    case ActQuantMode::kInt8PerTokenZeroPoint: return true;
+    case ActQuantMode::kInt8PerTokenZeroPoint:
+    case ActQuantMode::kInt8StaticPerTensor: return true;
   }
   return false;
+}
+
+// Whether run() writes zero points (ActQuantArgs::zeros).
+bool writes_zeros(const ActQuantDesc& d) {
+  return d.mode == ActQuantMode::kInt8PerTokenZeroPoint ||
+         (d.mode == ActQuantMode::kInt8StaticPerTensor && d.int8_zero_point);
+}
+
+// Whether the byte ranges [a, a + a_bytes) and [b, b + b_bytes) share a byte (compared as
+// integers: the pointers may belong to unrelated allocations).
+bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
+  const auto pa = reinterpret_cast<std::uintptr_t>(a), pb = reinterpret_cast<std::uintptr_t>(b);
+  return pa < pb + b_bytes && pb < pa + a_bytes;
 }
 
 Status validate_desc(const ActQuantDesc& d, Device device) {
@@ -98,7 +119,10 @@ Status validate_desc(const ActQuantDesc& d, Device device) {
   if (!mode_known(d.mode))
     return fail("mode " + std::to_string(static_cast<int>(d.mode)) +
                 " is not an ActQuantMode (per-token, per-tensor, static, 1x128, int8-per-token, "
-                "int8-per-token-zp)");
+                "int8-per-token-zp, int8-static)");
+  if (d.int8_zero_point && d.mode != ActQuantMode::kInt8StaticPerTensor)
+    return fail("int8_zero_point is on, but only mode int8-static reads it (int8-per-token-zp "
+                "always writes zero points, the other modes none)");
   if (d.m < 1) return fail("m=" + std::to_string(d.m) + " must be >= 1");
   if (d.k < 1 || d.k % 16 != 0)
     return fail("k=" + std::to_string(d.k) +
@@ -179,11 +203,39 @@ class CpuActQuant {
 // quotient x / s or lo / s; a NaN quotient counts as 0 (act_quant.hpp, non-finite input).
 float rne_quotient(float q) { return std::isnan(q) ? 0.0f : std::nearbyint(q); }
 
-// The int8 modes: quantize_int8()'s rule per row (quantize.cpp), the same fp32 operations in
-// the same order, NaN skipped by the range and counting as 0 in the quotients. The range
-// starts at 0 instead of row[0]: min(min x, 0) and max(max x, 0) are the same values (up to
-// the sign of a zero, which neither s, nor z, nor a code can show).
+// int8-static: the caller's s (and z) for every row, no range; the codes as the dynamic modes
+// write them for that s and z (act_quant.hpp). s and z are not checked (the GPU cannot check
+// them without synchronizing, and both devices must give the same result for any value).
+void run_cpu_int8_static(const ActQuantDesc& d, const ActQuantArgs& a, const CpuActQuant& cpu) {
+  const bool zero_point = d.int8_zero_point;
+  const float s = *a.static_scale;
+  const int32_t zi = zero_point ? *a.static_zero_point : 0;
+  const float z = static_cast<float>(zi);  // round to nearest: exact for |z| <= 2^24
+  int8_t* q = static_cast<int8_t*>(a.q);
+  for (int64_t r = 0; r < d.m; ++r) {
+    a.scales[r] = s;
+    if (zero_point) a.zeros[r] = zi;
+    int8_t* codes = q + r * d.k;
+    if (!zero_point) {
+      // q = clamp(rne(x / s), -127, 127)
+      for (int64_t c = 0; c < d.k; ++c)
+        codes[c] = static_cast<int8_t>(std::clamp(rne_quotient(cpu.x(r, c) / s), -127.0f, 127.0f));
+    } else {
+      // q = clamp(rne(x / s) + z, -128, 127)
+      for (int64_t c = 0; c < d.k; ++c)
+        codes[c] =
+            static_cast<int8_t>(std::clamp(rne_quotient(cpu.x(r, c) / s) + z, -128.0f, 127.0f));
+    }
+  }
+}
+
+// The int8 modes (int8-static: run_cpu_int8_static above): quantize_int8()'s rule per row
+// (quantize.cpp), the same fp32 operations in the same order, NaN skipped by the range and
+// counting as 0 in the quotients. The range starts at 0 instead of row[0]: min(min x, 0) and
+// max(max x, 0) are the same values (up to the sign of a zero, which neither s, nor z, nor a
+// code can show).
 void run_cpu_int8(const ActQuantDesc& d, const ActQuantArgs& a, const CpuActQuant& cpu) {
+  if (d.mode == ActQuantMode::kInt8StaticPerTensor) return run_cpu_int8_static(d, a, cpu);
   const bool zero_point = d.mode == ActQuantMode::kInt8PerTokenZeroPoint;
   int8_t* q = static_cast<int8_t*>(a.q);
   for (int64_t r = 0; r < d.m; ++r) {
@@ -225,6 +277,7 @@ void run_cpu(const ActQuantDesc& d, const ActQuantArgs& a) {
   switch (d.mode) {
     case ActQuantMode::kInt8PerToken:
     case ActQuantMode::kInt8PerTokenZeroPoint:
+    case ActQuantMode::kInt8StaticPerTensor:
       run_cpu_int8(d, a, cpu);
       break;
     case ActQuantMode::kDynamicPerToken:
@@ -309,13 +362,33 @@ Status ActQuant::run(const ActQuantArgs& args, void* workspace, Stream stream) c
   auto fail = [&](const std::string& msg) { return Status::Fail("lowbit: act_quant: run: " + msg + what); };
   if (args.x == nullptr) return fail("x is null");
   const bool int8 = act_quant_is_int8(desc_.mode);
-  const bool zero_point = desc_.mode == ActQuantMode::kInt8PerTokenZeroPoint;
+  const bool zero_point = writes_zeros(desc_);
+  const bool int8_static = desc_.mode == ActQuantMode::kInt8StaticPerTensor;
   if (args.q == nullptr) return fail(int8 ? "q (the int8 codes) is null" : "q (the e4m3 codes) is null");
   if (args.scales == nullptr) return fail("scales is null");
   if (zero_point && args.zeros == nullptr)
-    return fail("zeros is null (mode int8-per-token-zp writes m int32 zero points)");
-  if (desc_.mode == ActQuantMode::kStaticPerTensor && args.static_scale == nullptr)
-    return fail("static_scale is null (mode static needs the caller's scale)");
+    return fail(std::string("zeros is null (mode ") + act_quant_mode_name(desc_.mode) +
+                (int8_static ? " with int8_zero_point" : "") + " writes m int32 zero points)");
+  if ((desc_.mode == ActQuantMode::kStaticPerTensor || int8_static) && args.static_scale == nullptr)
+    return fail(std::string("static_scale is null (mode ") + act_quant_mode_name(desc_.mode) +
+                " needs the caller's scale)");
+  if (int8_static) {
+    if (desc_.int8_zero_point && args.static_zero_point == nullptr)
+      return fail("static_zero_point is null, but ActQuantDesc::int8_zero_point is on (the GEMM "
+                  "reads zero points: give the caller's (1) int32 zero point)");
+    if (!desc_.int8_zero_point && args.static_zero_point != nullptr)
+      return fail("static_zero_point is given, but ActQuantDesc::int8_zero_point is off (the "
+                  "codes would ignore it and the GEMM read no zero points: turn the flag on, "
+                  "and build GemmDesc::a from act_format())");
+    // Every row's scale (zero point) is written while the kernel's threads read s (z).
+    const std::size_t rows = static_cast<std::size_t>(desc_.m);
+    if (overlap(args.scales, rows * sizeof(float), args.static_scale, sizeof(float)))
+      return fail("scales (m floats) overlaps static_scale (mode int8-static writes s to every "
+                  "row while it reads s: give separate buffers)");
+    if (zero_point && overlap(args.zeros, rows * sizeof(int32_t), args.static_zero_point, sizeof(int32_t)))
+      return fail("zeros (m int32) overlaps static_zero_point (mode int8-static writes z to every "
+                  "row while it reads z: give separate buffers)");
+  }
   if (workspace_size() > 0 && workspace == nullptr)
     return fail("workspace is null, expected " + std::to_string(workspace_size()) + " bytes");
   if (device_.is_cpu()) {
@@ -330,6 +403,8 @@ Status ActQuant::run(const ActQuantArgs& args, void* workspace, Stream stream) c
   if (zero_point && !aligned(args.zeros, 4)) return fail("zeros is not 4-byte aligned");
   if (args.static_scale != nullptr && !aligned(args.static_scale, 4))
     return fail("static_scale is not 4-byte aligned");
+  if (int8_static && zero_point && !aligned(args.static_zero_point, 4))
+    return fail("static_zero_point is not 4-byte aligned");
   if (workspace_size() > 0 && !aligned(workspace, 4)) return fail("workspace is not 4-byte aligned");
 #if defined(LOWBIT_WITH_CUDA)
   return int8 ? cuda::int8_act_quant_launch(desc_, args, stream, device_.index)

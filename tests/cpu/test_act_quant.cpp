@@ -15,6 +15,13 @@
 //    ties, hi - lo overflowing), k from 16, every output written (two poisons);
 //  * hand-computed codes at ties, row strides, the documented non-finite rules, the CPU int8
 //    GEMM fed with the outputs, and the argument errors.
+// int8 static per tensor (int8-static, with and without the zero point):
+//  * codes, scales and zero points bit for bit against an independent recomputation (x / s in
+//    double rounded once, half to even by hand, + z exactly, clamp) for several s (tiny and
+//    huge included) and z in {-128, -3, 0, 127}, row strides, two poisons; hand-computed
+//    codes; NaN / inf input and degenerate s and z (not validated: the formulas' results);
+//    the CPU int8 GEMM fed with the outputs against the GEMM on the dequantized activations;
+//    names, layout and the argument errors.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -820,6 +827,341 @@ TEST(act_quant, int8_validation_errors) {
   } else {
     EXPECT_EQ(cuda.can_implement().message().rfind("lowbit: ", 0), 0u) << cuda.can_implement().message();
     EXPECT_EQ(cuda.kernel_name(), "");
+    EXPECT_EQ(cuda.run(a, nullptr).message(), cuda.can_implement().message());
+  }
+}
+
+
+// ---------------------------------------------------------------------------------------
+// int8 static per tensor
+// ---------------------------------------------------------------------------------------
+// Round half to even of a finite double, by hand (not std::nearbyint, which the library uses).
+double naive_rne(double v) {
+  const double f = std::floor(v), frac = v - f;  // exact: |v| < 2^128, f and v share the binade
+  if (frac > 0.5) return f + 1.0;
+  if (frac < 0.5) return f;
+  return std::fmod(f, 2.0) == 0.0 ? f : f + 1.0;
+}
+
+// int8-static by the documented rule, computed independently: the quotient x / s in double
+// rounded once to fp32 (div32: the IEEE fp32 quotient), NaN -> 0, rne by hand (+-inf kept), the
+// zero point added exactly in double, the clamp. (The library adds z in fp32: the same after
+// the clamp, since r + z is exact in fp32 while |r| <= 2^24 and clamps either way beyond.)
+Quantized naive_int8_static(const std::vector<float>& x, int64_t m, int64_t k, float s, bool zero_point,
+                            int32_t z) {
+  Quantized out;
+  out.q.resize(static_cast<size_t>(m * k));
+  out.scales.assign(static_cast<size_t>(m), s);
+  if (zero_point) out.zeros.assign(static_cast<size_t>(m), z);
+  const double lo = zero_point ? -128.0 : -127.0;
+  for (size_t i = 0; i < out.q.size(); ++i) {
+    const float v = div32(x[i], s);
+    double r = std::isnan(v) ? 0.0 : std::isinf(v) ? static_cast<double>(v) : naive_rne(v);
+    if (zero_point) r += z;
+    out.q[i] = static_cast<uint8_t>(static_cast<int8_t>(std::clamp(r, lo, 127.0)));
+  }
+  return out;
+}
+
+// The CPU path for int8-static, run twice with code poisons 0xFF and 0x00 (both agree, so every
+// code was written), also checking what the CPU path reports about itself.
+Quantized run_cpu_int8_static(const ActQuantDesc& d, const std::vector<uint8_t>& x, float s, int32_t z) {
+  const ActQuant op(d, Device::cpu());
+  EXPECT_EQ(op.workspace_size(), 0u);
+  EXPECT_EQ(op.kernel_name(), "cpu_reference");
+  EXPECT_EQ(op.scales_count(), d.m);
+  const Quantized a = run_cpu(d, x, s, 0xFF, z);
+  expect_same(run_cpu(d, x, s, 0x00, z), a, d.describe() + " (code poison 0x00 vs 0xFF)");
+  EXPECT_EQ(a.zeros.size(), d.int8_zero_point ? static_cast<size_t>(d.m) : 0u);
+  return a;
+}
+
+std::string static_case_name(const ActQuantDesc& d, float s, int32_t z, uint32_t seed) {
+  std::ostringstream o;
+  o << d.describe() << " s=" << s;
+  if (d.int8_zero_point) o << " z=" << z;
+  o << " seed=" << seed;
+  return o.str();
+}
+
+// Bit for bit against the independent recomputation: every scale x every zero point (and
+// none) x f16/bf16 x shapes, dense and with a row stride (garbage in the gaps).
+TEST(act_quant, int8_static_matches_independent_recomputation) {
+  for (DType t : kDTypes)
+    for (float s : kInt8StaticScales)
+      for (int zi = -1; zi < static_cast<int>(std::size(kInt8StaticZeros)); ++zi)
+        for (int64_t m : {1, 3, 17})
+          for (int64_t k : {16, 144, 4096}) {
+            const bool zp = zi >= 0;
+            const int32_t z = zp ? kInt8StaticZeros[zi] : 0;
+            const int64_t ld = m == 17 ? k + 24 : 0;
+            const uint32_t seed = g_seed++;
+            std::mt19937 rng(seed);
+            const ActQuantDesc d = make_int8_static_desc(t, m, k, zp, ld);
+            const std::vector<float> x = make_int8_static_values(t, m, k, s, rng);
+            const Quantized got =
+                run_cpu_int8_static(d, encode_rows(x, t, m, k, ld == 0 ? k : ld, 30000.0f), s, z);
+            expect_same(got, naive_int8_static(x, m, k, s, zp, z), static_case_name(d, s, z, seed));
+            if (::testing::Test::HasFailure()) return;
+          }
+}
+
+// Hand-computed codes: ties to even, both clamps, the zero point's shift and its clamps.
+TEST(act_quant, int8_static_hand_computed) {
+  for (DType t : kDTypes) {
+    const int64_t k = 16;
+    const float s = 0.5f;
+    // x / s:                      0.5    1.5    -1.5   2.5    127    128   -128    -200
+    const std::vector<float> x = {0.25f, 0.75f, -0.75f, 1.25f, 63.5f, 64.0f, -64.0f, -100.0f,
+                                  // 125.5 -125.5  -0.5     0     -0     3.5   -2.5   65.5 (131)
+                                  62.75f, -62.75f, -0.25f, 0.0f, -0.0f, 1.75f, -1.25f, 65.5f};
+    const std::vector<uint8_t> bytes = encode_rows(x, t, 1, k, k, 0.0f);
+    auto codes = [&](const Quantized& q) {
+      std::vector<int> c;
+      for (uint8_t b : q.q) c.push_back(static_cast<int8_t>(b));
+      return c;
+    };
+    Quantized q = run_cpu_int8_static(make_int8_static_desc(t, 1, k, false), bytes, s, 0);
+    EXPECT_EQ(codes(q), (std::vector<int>{0, 2, -2, 2, 127, 127, -127, -127, 126, -126, 0, 0, 0, 4, -2, 127}))
+        << dtype_name(t);
+    EXPECT_EQ(q.scales, std::vector<float>{s});
+    EXPECT_TRUE(q.zeros.empty());
+    q = run_cpu_int8_static(make_int8_static_desc(t, 1, k, true), bytes, s, -3);
+    EXPECT_EQ(codes(q), (std::vector<int>{-3, -1, -5, -1, 124, 125, -128, -128, 123, -128, -3, -3, -3, 1, -5, 127}))
+        << dtype_name(t);
+    EXPECT_EQ(q.zeros, std::vector<int32_t>{-3});
+    q = run_cpu_int8_static(make_int8_static_desc(t, 1, k, true), bytes, s, 127);
+    EXPECT_EQ(codes(q), (std::vector<int>{127, 127, 125, 127, 127, 127, -1, -73, 127, 1, 127, 127, 127, 127, 125, 127}))
+        << dtype_name(t);
+    q = run_cpu_int8_static(make_int8_static_desc(t, 1, k, true), bytes, s, -128);
+    EXPECT_EQ(codes(q), (std::vector<int>{-128, -126, -128, -126, -1, 0, -128, -128, -2, -128, -128, -128, -128, -124, -128, 3}))
+        << dtype_name(t);
+  }
+}
+
+// NaN / inf input and the values of s and z nobody validates: what the formulas give
+// (act_quant.hpp), by hand and against the recomputation.
+TEST(act_quant, int8_static_non_finite_and_unchecked_parameters) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = INFINITY;
+  for (DType t : kDTypes) {
+    const int64_t k = 16;
+    const std::vector<float> x = {nan, -nan, inf, -inf, 0.0f, -0.0f, 1.0f, -1.0f,
+                                  3.0f, -3.0f, 100.0f, -100.0f, 0.5f, -0.5f, 1e-3f, 7.0f};
+    const std::vector<uint8_t> bytes = encode_rows(x, t, 1, k, k, 0.0f);
+    std::vector<float> xr(x.size());  // x as the dtype holds it
+    for (int64_t c = 0; c < k; ++c) xr[static_cast<size_t>(c)] = load_as_f32(bytes.data(), t, c);
+    auto code = [](const Quantized& q, int c) { return static_cast<int>(static_cast<int8_t>(q.q[static_cast<size_t>(c)])); };
+    for (bool zp : {false, true}) {
+      const int32_t z = zp ? -3 : 0;
+      const std::string what = std::string(dtype_name(t)) + (zp ? " z=-3" : " symmetric");
+      const ActQuantDesc d = make_int8_static_desc(t, 1, k, zp);
+      // s = 0.5: NaN -> 0 (z); +-inf clamps to the range ends.
+      Quantized q = run_cpu_int8_static(d, bytes, 0.5f, z);
+      EXPECT_EQ(code(q, 0), z) << what;
+      EXPECT_EQ(code(q, 1), z) << what;
+      EXPECT_EQ(code(q, 2), 127) << what;
+      EXPECT_EQ(code(q, 3), zp ? -128 : -127) << what;
+      // s = 0: +-inf quotients clamp, 0 / 0 = NaN -> 0 (z).
+      q = run_cpu_int8_static(d, bytes, 0.0f, z);
+      EXPECT_EQ(code(q, 4), z) << what;
+      EXPECT_EQ(code(q, 6), 127) << what;
+      EXPECT_EQ(code(q, 7), zp ? -128 : -127) << what;
+      // s < 0 negates; s = +inf or NaN gives 0 (z) everywhere.
+      q = run_cpu_int8_static(d, bytes, -0.5f, z);
+      EXPECT_EQ(code(q, 8), -6 + z) << what;
+      for (float bad : {inf, nan}) {
+        q = run_cpu_int8_static(d, bytes, bad, z);
+        for (int c = 0; c < k; ++c) EXPECT_EQ(code(q, c), z) << what << " s=" << bad << " c=" << c;
+      }
+      for (float sv : {0.5f, 0.0f, -0.0f, -0.5f, inf, -inf, nan, 1e-40f, 3.0e38f}) {
+        q = run_cpu_int8_static(d, bytes, sv, z);
+        expect_same(q, naive_int8_static(xr, 1, k, sv, zp, z), what + " s=" + std::to_string(sv));
+      }
+    }
+    // The scale is copied bit for bit, a NaN's payload included (the poison is another NaN).
+    uint32_t payload_bits = 0x7FC01234u;
+    float payload;
+    std::memcpy(&payload, &payload_bits, sizeof payload);
+    std::vector<float> two_rows = x;
+    two_rows.insert(two_rows.end(), x.begin(), x.end());
+    const Quantized q =
+        run_cpu_int8_static(make_int8_static_desc(t, 2, k, false), encode_rows(two_rows, t, 2, k, k, 0.0f), payload, 0);
+    for (float sc : q.scales) EXPECT_EQ(bits_of(sc), payload_bits);
+    // A zero point outside [-128, 127] is written as given; the codes stay clamped.
+    for (int32_t z : {1000, -1000, (1 << 24) + 1, std::numeric_limits<int32_t>::min()}) {
+      const ActQuantDesc d = make_int8_static_desc(t, 1, k, true);
+      const Quantized qz = run_cpu_int8_static(d, bytes, 0.5f, z);
+      EXPECT_EQ(qz.zeros, std::vector<int32_t>{z});
+      expect_same(qz, naive_int8_static(xr, 1, k, 0.5f, true, z), std::string(dtype_name(t)) + " z=" + std::to_string(z));
+    }
+  }
+}
+
+// The outputs drive the CPU int8 GEMM as they are (GemmArgs::a / a_scales / a_zeros, GemmDesc::a
+// = act_format()): its result equals the fp32 GEMM on the dequantized activations (q - z) * s
+// within fp32 rounding; with s and z calibrated to the data, it is also near the unquantized
+// product.
+TEST(act_quant, int8_static_outputs_drive_cpu_gemm) {
+  const int64_t n = 48;
+  for (DType t : kDTypes)
+    for (int zi = -2; zi < static_cast<int>(std::size(kInt8StaticZeros)); ++zi)  // -2: none, -1: calibrated
+      for (int64_t m : {1, 5, 64})
+        for (int64_t k : {144, 512}) {
+          const uint32_t seed = g_seed++;
+          std::mt19937 rng(seed);
+          const bool zp = zi >= -1;
+          std::vector<float> x(static_cast<size_t>(m * k)), w(static_cast<size_t>(n * k));
+          std::normal_distribution<float> normal(0.0f, 1.0f);
+          for (float& v : x) v = normal(rng) + 0.75f;  // shifted: a calibrated zero point away from 0
+          for (float& v : w) v = normal(rng);
+          const std::vector<uint8_t> xb = encode_rows(x, t, m, k, k, 0.0f);
+          for (int64_t i = 0; i < m * k; ++i) x[static_cast<size_t>(i)] = load_as_f32(xb.data(), t, i);
+          // Calibrated parameters (what a checkpoint's input_scale / input_zero_point hold), or a
+          // given zero point with the zero-point range's scale.
+          const auto [lo_it, hi_it] = std::minmax_element(x.begin(), x.end());
+          const float lo = std::min(*lo_it, 0.0f), hi = std::max(*hi_it, 0.0f);
+          const float s = zp ? (hi - lo) / 255.0f : std::max(-lo, hi) / 127.0f;
+          const int32_t z = zi >= 0 ? kInt8StaticZeros[zi]
+                                    : static_cast<int32_t>(std::clamp(std::nearbyint(-128.0f - lo / s), -128.0f, 127.0f));
+          const ActQuantDesc ad = make_int8_static_desc(t, m, k, zp);
+          SCOPED_TRACE(static_case_name(ad, s, z, seed));
+          const Quantized got = run_cpu_int8_static(ad, xb, s, z);
+
+          GemmDesc gd;
+          gd.m = m;
+          gd.n = n;
+          gd.k = k;
+          gd.a = ad.act_format();
+          ASSERT_EQ(gd.a.int8_zero_point, zp);
+          gd.w = WeightFormat::int8();
+          gd.out_dtype = DType::kF32;
+          Gemm g(gd, Device::cpu());
+          ASSERT_TRUE(g.can_implement().ok()) << g.can_implement().message();
+          ASSERT_EQ(gemm_a_scales_count(gd), static_cast<int64_t>(got.scales.size()));
+          const Int8Tensor wt = quantize_int8(w.data(), n, k, false);
+          const PackedWeight pw = g.pack(wt);
+          std::vector<uint8_t> ws(g.workspace_size());
+          std::vector<float> out(static_cast<size_t>(m * n));
+          GemmArgs args;
+          args.a = got.q.data();
+          args.a_scales = got.scales.data();
+          args.a_zeros = zp ? got.zeros.data() : nullptr;
+          args.w = pw.host_view();
+          args.out = out.data();
+          const Status st = g.run(args, ws.data());
+          ASSERT_TRUE(st.ok()) << st.message();
+          // The GEMM on the dequantized activations (q - z) * s, in fp32.
+          std::vector<float> aq(static_cast<size_t>(m * k)), wq(static_cast<size_t>(n * k)),
+              want(static_cast<size_t>(m * n)), exact(static_cast<size_t>(m * n));
+          for (size_t i = 0; i < aq.size(); ++i)
+            aq[i] = (static_cast<float>(static_cast<int8_t>(got.q[i])) - static_cast<float>(zp ? z : 0)) * s;
+          for (int64_t r = 0; r < n; ++r)
+            for (int64_t c = 0; c < k; ++c) wq[static_cast<size_t>(r * k + c)] = wt.dequant(r, c);
+          gemm_nt_reference(aq.data(), wq.data(), nullptr, m, n, k, want.data());
+          EXPECT_LE(relative_error(out.data(), want.data(), m * n), 1e-5);
+          // Not all zero, unless every activation code is the zero point (z = 127 clips the
+          // positive values).
+          const int8_t zc = static_cast<int8_t>(zp ? z : 0);
+          if (std::any_of(got.q.begin(), got.q.end(), [&](uint8_t c) { return static_cast<int8_t>(c) != zc; }))
+            EXPECT_FALSE(std::all_of(out.begin(), out.end(), [](float v) { return v == 0.0f; }));
+          if (zi < 0) {  // calibrated: int8 keeps ~1% per element
+            gemm_nt_reference(x.data(), wq.data(), nullptr, m, n, k, exact.data());
+            EXPECT_LE(relative_error(out.data(), exact.data(), m * n), 0.03);
+          }
+        }
+}
+
+TEST(act_quant, int8_static_names_and_errors) {
+  const int64_t m = 4, k = 64;
+  EXPECT_STREQ(act_quant_mode_name(ActQuantMode::kInt8StaticPerTensor), "int8-static");
+  EXPECT_TRUE(act_quant_is_int8(ActQuantMode::kInt8StaticPerTensor));
+  EXPECT_EQ(act_quant_scaling(ActQuantMode::kInt8StaticPerTensor), Fp8Scaling::kPerRow);
+  for (bool zp : {false, true}) {
+    const ActQuantDesc d = make_int8_static_desc(DType::kBF16, m, k, zp);
+    const ActFormat f = d.act_format();
+    EXPECT_EQ(f.dtype, DType::kI8);
+    EXPECT_EQ(f.int8_zero_point, zp);
+    EXPECT_EQ(f.fp8_scaling, ActFormat{}.fp8_scaling);
+    const ActQuant op(d, Device::cpu());
+    ASSERT_TRUE(op.can_implement().ok()) << op.can_implement().message();
+    EXPECT_EQ(op.scales_count(), m);
+    EXPECT_EQ(op.workspace_size(), 0u);
+  }
+  EXPECT_EQ(make_int8_static_desc(DType::kF16, 2, 32, true, 48).describe(),
+            "m=2 k=32 x=f16 mode=int8-static x_row_stride=48 int8_zero_point");
+  EXPECT_EQ(make_int8_static_desc(DType::kF16, 2, 32, false).describe(), "m=2 k=32 x=f16 mode=int8-static");
+  // int8_zero_point belongs to int8-static only.
+  for (ActQuantMode mode : {ActQuantMode::kDynamicPerToken, ActQuantMode::kStaticPerTensor, ActQuantMode::kInt8PerToken,
+                            ActQuantMode::kInt8PerTokenZeroPoint}) {
+    ActQuantDesc d = make_desc(mode, DType::kF16, m, k);
+    d.int8_zero_point = true;
+    const std::string msg = ActQuant(d, Device::cpu()).can_implement().message();
+    EXPECT_NE(msg.find("int8_zero_point is on, but only mode int8-static reads it"), std::string::npos) << msg;
+  }
+  ActQuantDesc d9 = make_desc(static_cast<ActQuantMode>(9), DType::kF16, m, k);
+  EXPECT_NE(ActQuant(d9, Device::cpu()).can_implement().message().find("int8-static)"), std::string::npos);
+
+  // run(): the static parameters against the flag, and the overlaps.
+  std::vector<uint8_t> x(static_cast<size_t>(m * k * 2)), q(static_cast<size_t>(m * k));
+  std::vector<float> scales(static_cast<size_t>(m) + 1);
+  std::vector<int32_t> zeros(static_cast<size_t>(m) + 1);
+  float s = 0.5f;
+  int32_t z = 7;
+  ActQuantArgs a;
+  a.x = x.data();
+  a.q = q.data();
+  a.scales = scales.data();
+  a.zeros = zeros.data();
+  a.static_scale = &s;
+  a.static_zero_point = &z;
+  const ActQuant sym(make_int8_static_desc(DType::kF16, m, k, false), Device::cpu());
+  const ActQuant zp(make_int8_static_desc(DType::kF16, m, k, true), Device::cpu());
+  auto message = [](const ActQuant& op, const ActQuantArgs& args) { return op.run(args, nullptr).message(); };
+  EXPECT_EQ(message(zp, a), "");
+  EXPECT_EQ(zeros[0], 7);
+  EXPECT_EQ(scales[3], 0.5f);
+  ActQuantArgs b = a;
+  b.static_scale = nullptr;
+  for (const ActQuant* op : {&sym, &zp})
+    EXPECT_NE(message(*op, b).find("static_scale is null (mode int8-static needs the caller's scale)"), std::string::npos)
+        << message(*op, b);
+  b = a;
+  b.static_zero_point = nullptr;
+  EXPECT_NE(message(zp, b).find("static_zero_point is null, but ActQuantDesc::int8_zero_point is on"), std::string::npos)
+      << message(zp, b);
+  EXPECT_EQ(message(sym, b), "");
+  EXPECT_NE(message(sym, a).find("static_zero_point is given, but ActQuantDesc::int8_zero_point is off"), std::string::npos)
+      << message(sym, a);
+  b = a;
+  b.zeros = nullptr;
+  EXPECT_NE(message(zp, b).find("zeros is null (mode int8-static with int8_zero_point writes m int32 zero points)"),
+            std::string::npos)
+      << message(zp, b);
+  b.static_zero_point = nullptr;
+  EXPECT_EQ(message(sym, b), "");  // symmetric: zeros unused
+  // scales / zeros must not overlap the parameters they are filled from.
+  b = a;
+  b.static_scale = scales.data() + m - 1;
+  EXPECT_NE(message(zp, b).find("scales (m floats) overlaps static_scale"), std::string::npos) << message(zp, b);
+  b.static_scale = scales.data() + m;  // just past: fine
+  EXPECT_EQ(message(zp, b), "");
+  b = a;
+  b.static_zero_point = zeros.data();
+  EXPECT_NE(message(zp, b).find("zeros (m int32) overlaps static_zero_point"), std::string::npos) << message(zp, b);
+  b.static_zero_point = zeros.data() + m;
+  EXPECT_EQ(message(zp, b), "");
+  b.zeros = nullptr;
+  b.static_zero_point = nullptr;
+  b.static_scale = scales.data();  // symmetric: zeros unused, but scales still overlaps
+  EXPECT_NE(message(sym, b).find("overlaps static_scale"), std::string::npos);
+
+  // The CUDA device: a reason when there is none; the int8 kernel's name when there is.
+  const ActQuant cuda(make_int8_static_desc(DType::kBF16, m, k, true), Device::cuda(0));
+  if (cuda.can_implement().ok()) {
+    EXPECT_EQ(cuda.kernel_name(), "smxx_int8_act_quant");
+    EXPECT_EQ(cuda.workspace_size(), 0u);
+  } else {
+    EXPECT_EQ(cuda.can_implement().message().rfind("lowbit: ", 0), 0u) << cuda.can_implement().message();
     EXPECT_EQ(cuda.run(a, nullptr).message(), cuda.can_implement().message());
   }
 }

@@ -22,6 +22,14 @@
 // CUDA-graph capture, argument errors, and, on sm_90, the outputs driving sm90_int8_gemm (vs
 // the CPU Gemm on the same codes) and a GEMM -> ActQuant -> GEMM chain with programmatic
 // dependent launches.
+//
+// int8 static per tensor (int8-static, the same kernel's static instance): codes, scales and
+// zero points bit for bit against the CPU path, with and without the zero point x f16/bf16 x m
+// in {1, 3, 64, 1000} x k in {16, 4096, 14336}, the scales and zero points of
+// act_quant_cases.hpp (tiny and huge s, z in {-128, -3, 0, 127}), two poisons; NaN / inf input
+// and unchecked s / z; CUDA-graph capture (s and z read at replay time); argument errors; and
+// on sm_90 ActQuant(int8-static) -> sm90_int8_gemm against the same GEMM on the CPU path's
+// codes.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -58,17 +66,18 @@ uint32_t g_seed = 9100;  // each case draws the next seed; printed in the failur
 // ---------------------------------------------------------------------------------------
 // One ActQuant::run on the GPU. `alias`: static mode with `scales` = `static_scale`. Codes
 // poisoned with `code_poison` first, scales with NaN, zero points with kZerosPoison.
+// `static_z`: int8-static's zero point (uploaded when d.int8_zero_point).
 Quantized run_gpu(const ActQuantDesc& d, const std::vector<uint8_t>& x, float static_s,
-                  bool alias = false, uint8_t code_poison = 0xFF) {
+                  bool alias = false, uint8_t code_poison = 0xFF, int32_t static_z = 0) {
   ActQuant op(d, Device::cuda(0));
   EXPECT_TRUE(op.can_implement().ok()) << op.can_implement().message();
   EXPECT_EQ(op.kernel_name(), act_quant_is_int8(d.mode) ? "smxx_int8_act_quant" : "smxx_fp8_act_quant");
   EXPECT_EQ(op.workspace_size(), d.mode == ActQuantMode::kDynamicPerTensor ? 4u : 0u);
-  const bool zp = d.mode == ActQuantMode::kInt8PerTokenZeroPoint;
+  const bool zp = writes_zeros(d);
   const int64_t count = op.scales_count();
   DeviceBuffer dx(x), dq(static_cast<size_t>(d.m * d.k)), dscales(static_cast<size_t>(count) * 4),
       dstatic(std::vector<float>{static_s}), dws(op.workspace_size()),
-      dzeros(zp ? static_cast<size_t>(d.m) * 4 : 0);
+      dzeros(zp ? static_cast<size_t>(d.m) * 4 : 0), dstatic_z(std::vector<int32_t>{static_z});
   StreamHolder stream;
   LOWBIT_CUDA_CHECK(cudaMemsetAsync(dq.get(), code_poison, dq.bytes(), stream.get()));
   dscales.poison(stream.get());
@@ -80,6 +89,7 @@ Quantized run_gpu(const ActQuantDesc& d, const std::vector<uint8_t>& x, float st
   a.q = dq.get();
   a.scales = alias ? dstatic.as<float>() : dscales.as<float>();
   a.zeros = zp ? dzeros.as<int32_t>() : nullptr;
+  if (d.mode == ActQuantMode::kInt8StaticPerTensor && d.int8_zero_point) a.static_zero_point = dstatic_z.as<int32_t>();
   const Status s = op.run(a, dws.get(), stream.get());
   EXPECT_TRUE(s.ok()) << s.message();
   stream.sync();
@@ -1122,6 +1132,274 @@ TEST(smxx_int8_act_quant, pipeline_between_int8_gemms) {
           stream.get(), [&] { return chain(false); }, 2, [&](int) { poison(); },
           [&](int i) { EXPECT_EQ(y2.download(), ref) << "graph replay " << i; });
     }
+}
+
+
+// =======================================================================================
+// int8 static per tensor (smxx_int8_act_quant, static instance)
+// =======================================================================================
+std::string static_case_name(const ActQuantDesc& d, float s, int32_t z, uint32_t seed) {
+  std::ostringstream o;
+  o << d.describe() << " s=" << s;
+  if (d.int8_zero_point) o << " z=" << z;
+  o << " seed=" << seed;
+  return o.str();
+}
+
+// One int8-static case: the GPU run twice (code poisons 0xFF and 0x00: both agree, so every code
+// was written), against the CPU path (itself checked against an independent recomputation in
+// tests/cpu/test_act_quant.cpp).
+void check_int8_static_case(const ActQuantDesc& d, const std::vector<uint8_t>& bytes, float s, int32_t z,
+                            const std::string& what) {
+  SCOPED_TRACE(what);
+  const Quantized gpu = run_gpu(d, bytes, s, false, 0xFF, z);
+  expect_same(run_gpu(d, bytes, s, false, 0x00, z), gpu, d.k, what + " (code poison 0x00 vs 0xFF)");
+  expect_same(gpu, run_cpu(d, bytes, s, 0xFF, z), d.k, what + " (gpu vs cpu path)");
+}
+
+// Every (s, z) of the tables, cycled over m x k (so each shape meets several); m = 64 also with
+// a row stride (garbage in the gaps).
+void int8_static_sweep(DType t, bool zero_point) {
+  LOWBIT_REQUIRE_GPU();
+  size_t i = 0;
+  for (int64_t m : {1, 3, 64, 1000})
+    for (int64_t k : {16, 4096, 14336})
+      for (int rep = 0; rep < 3; ++rep, ++i) {
+        if (small_mode() && m * k > 300000) continue;  // compute-sanitizer runs
+        const float s = kInt8StaticScales[i % std::size(kInt8StaticScales)];
+        const int32_t z = zero_point ? kInt8StaticZeros[i % std::size(kInt8StaticZeros)] : 0;
+        const int64_t ld = m == 64 && rep == 2 ? k + 8 : 0;
+        const uint32_t seed = g_seed++;
+        std::mt19937 rng(seed);
+        const ActQuantDesc d = make_int8_static_desc(t, m, k, zero_point, ld);
+        const std::vector<float> x = make_int8_static_values(t, m, k, s, rng);
+        check_int8_static_case(d, encode_rows(x, t, m, k, ld == 0 ? k : ld, 30000.0f), s, z,
+                               static_case_name(d, s, z, seed));
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+}
+
+TEST(smxx_int8_act_quant, static_f16) { int8_static_sweep(DType::kF16, false); }
+TEST(smxx_int8_act_quant, static_bf16) { int8_static_sweep(DType::kBF16, false); }
+TEST(smxx_int8_act_quant, static_zp_f16) { int8_static_sweep(DType::kF16, true); }
+TEST(smxx_int8_act_quant, static_zp_bf16) { int8_static_sweep(DType::kBF16, true); }
+
+// NaN and +-inf inputs (raw 16-bit NaNs of both signs, quiet and signalling, and infinities at
+// random places), and the parameters nobody checks (s = +-0, < 0, +-inf, NaN, subnormal; z out
+// of [-128, 127]): the GPU gives the CPU path's result (act_quant.hpp's formulas) bit for bit.
+TEST(smxx_int8_act_quant, static_non_finite_and_unchecked_parameters) {
+  LOWBIT_REQUIRE_GPU();
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = INFINITY;
+  for (DType t : kDTypes)
+    for (bool zp : {false, true})
+      for (int64_t k : {16, 4096}) {
+        const int64_t m = 8;
+        const uint32_t seed = g_seed++;
+        std::mt19937 rng(seed);
+        const std::vector<float> x = make_int8_static_values(t, m, k, 0.02f, rng);
+        std::vector<uint8_t> bytes = encode_rows(x, t, m, k, k, 0.0f);
+        const std::vector<uint16_t> specials =
+            t == DType::kF16 ? std::vector<uint16_t>{0x7E00, 0xFE00, 0x7C01, 0xFC01, 0x7C00, 0xFC00}
+                             : std::vector<uint16_t>{0x7FC0, 0xFFC0, 0x7F81, 0xFF81, 0x7F80, 0xFF80};
+        std::uniform_int_distribution<int64_t> col(0, k - 1);
+        for (int64_t r = 0; r < m; ++r)
+          for (int i = 0; i < 4; ++i)
+            std::memcpy(bytes.data() + 2 * (r * k + col(rng)), &specials[static_cast<size_t>((r + i) % 6)], 2);
+        const ActQuantDesc d = make_int8_static_desc(t, m, k, zp);
+        for (float s : {0.02f, 0.0f, -0.0f, -0.5f, inf, -inf, nan, 1e-40f})
+          for (int32_t z : zp ? std::vector<int32_t>{-3, 1000, (1 << 24) + 1} : std::vector<int32_t>{0}) {
+            check_int8_static_case(d, bytes, s, z, static_case_name(d, s, z, seed));
+            if (::testing::Test::HasFatalFailure()) return;
+          }
+      }
+}
+
+// run() is stream-ordered work only: captured in a CUDA graph and replayed (twice, with new
+// input AND new s, z written to their device words between replays: read at run time, not
+// baked into the graph), it gives the CPU path's result.
+TEST(smxx_int8_act_quant, static_graph_capture) {
+  LOWBIT_REQUIRE_GPU();
+  for (bool zp : {false, true}) {
+    const DType t = DType::kBF16;
+    const int64_t m = 33, k = 1040;
+    const ActQuantDesc d = make_int8_static_desc(t, m, k, zp);
+    ActQuant op(d, Device::cuda(0));
+    ASSERT_TRUE(op.can_implement().ok()) << op.can_implement().message();
+    DeviceBuffer dx(static_cast<size_t>(m * k * 2)), dq(static_cast<size_t>(m * k)),
+        dscales(static_cast<size_t>(op.scales_count()) * 4), dzeros(static_cast<size_t>(m) * 4),
+        ds(std::vector<float>{1.0f}), dz(std::vector<int32_t>{0});
+    StreamHolder stream;
+    ActQuantArgs a;
+    a.x = dx.get();
+    a.q = dq.get();
+    a.scales = dscales.as<float>();
+    a.zeros = dzeros.as<int32_t>();
+    a.static_scale = ds.as<float>();
+    a.static_zero_point = zp ? dz.as<int32_t>() : nullptr;
+    uint32_t seed = 0;
+    float s = 0.0f;
+    int32_t z = 0;
+    std::vector<uint8_t> bytes;
+    capture_and_replay(
+        stream.get(), [&] { return op.run(a, nullptr, stream.get()); }, 2,
+        [&](int i) {  // a new input, scale and zero point for every replay
+          seed = g_seed++;
+          std::mt19937 rng(seed);
+          s = i == 0 ? 0.02f : 3.7e-3f;
+          z = zp ? (i == 0 ? -3 : 100) : 0;
+          const std::vector<float> x = make_int8_static_values(t, m, k, s, rng);
+          bytes = encode_rows(x, t, m, k, k, 0.0f);
+          dx.upload(bytes.data(), bytes.size());
+          ds.upload(&s, sizeof s);
+          dz.upload(&z, sizeof z);
+          dq.poison(stream.get());
+          dscales.poison(stream.get());
+          LOWBIT_CUDA_CHECK(cudaMemsetAsync(dzeros.get(), kZerosPoisonByte, dzeros.bytes(), stream.get()));
+        },
+        [&](int) {
+          Quantized gpu;
+          gpu.q = dq.download();
+          const std::vector<uint8_t> raw = dscales.download();
+          gpu.scales.resize(raw.size() / 4);
+          std::memcpy(gpu.scales.data(), raw.data(), raw.size());
+          if (zp) {
+            const std::vector<uint8_t> zraw = dzeros.download();
+            gpu.zeros.resize(zraw.size() / 4);
+            std::memcpy(gpu.zeros.data(), zraw.data(), zraw.size());
+          }
+          expect_same(gpu, run_cpu(d, bytes, s, 0xFF, z), k, static_case_name(d, s, z, seed) + " (graph replay)");
+        });
+  }
+}
+
+// Arguments the kernel cannot take give a failed Status and launch nothing.
+TEST(smxx_int8_act_quant, static_argument_errors) {
+  LOWBIT_REQUIRE_GPU();
+  const int64_t m = 4, k = 64;
+  DeviceBuffer dx(static_cast<size_t>(m * k * 2 + 64)), dq(static_cast<size_t>(m * k + 64)), dscales(64), dzeros(64),
+      ds(std::vector<float>{0.5f, 0.5f}), dz(std::vector<int32_t>{1, 1});
+  ActQuantArgs a;
+  a.x = dx.get();
+  a.q = dq.get();
+  a.scales = dscales.as<float>();
+  a.zeros = dzeros.as<int32_t>();
+  a.static_scale = ds.as<float>();
+  a.static_zero_point = dz.as<int32_t>();
+  const ActQuant sym(make_int8_static_desc(DType::kF16, m, k, false), Device::cuda(0));
+  const ActQuant zp(make_int8_static_desc(DType::kF16, m, k, true), Device::cuda(0));
+  ASSERT_TRUE(zp.can_implement().ok()) << zp.can_implement().message();
+  EXPECT_EQ(zp.kernel_name(), "smxx_int8_act_quant");
+  auto message = [](const ActQuant& op, const ActQuantArgs& args) { return op.run(args, nullptr, nullptr).message(); };
+  EXPECT_EQ(message(zp, a), "");
+  ActQuantArgs b = a;
+  b.static_zero_point = reinterpret_cast<const int32_t*>(static_cast<const char*>(dz.get()) + 2);
+  EXPECT_NE(message(zp, b).find("static_zero_point is not 4-byte aligned"), std::string::npos) << message(zp, b);
+  b = a;
+  b.static_scale = reinterpret_cast<const float*>(static_cast<const char*>(ds.get()) + 2);
+  EXPECT_NE(message(zp, b).find("static_scale is not 4-byte aligned"), std::string::npos);
+  b = a;
+  b.static_scale = nullptr;
+  EXPECT_NE(message(sym, b).find("static_scale is null"), std::string::npos);
+  b = a;
+  b.static_zero_point = nullptr;
+  EXPECT_NE(message(zp, b).find("static_zero_point is null"), std::string::npos);
+  EXPECT_EQ(message(sym, b), "");
+  EXPECT_NE(message(sym, a).find("static_zero_point is given, but ActQuantDesc::int8_zero_point is off"),
+            std::string::npos);
+  b = a;
+  b.static_scale = dscales.as<float>() + 2;
+  EXPECT_NE(message(zp, b).find("overlaps static_scale"), std::string::npos);
+  b = a;
+  b.static_zero_point = dzeros.as<int32_t>() + 3;
+  EXPECT_NE(message(zp, b).find("overlaps static_zero_point"), std::string::npos);
+  b = a;
+  b.zeros = reinterpret_cast<int32_t*>(static_cast<char*>(dzeros.get()) + 2);
+  EXPECT_NE(message(zp, b).find("zeros is not 4-byte aligned"), std::string::npos);
+  LOWBIT_CUDA_CHECK(cudaDeviceSynchronize());  // nothing launched, nothing failed
+}
+
+// ActQuant (int8-static) then sm90_int8_gemm on one stream, no synchronization between: the
+// quantizer's codes, scales and zero points equal the CPU path's; the GEMM's output equals, bit
+// for bit, the same GEMM on the CPU path's operands uploaded, and is within the bf16 output
+// rounding of the CPU Gemm on the same codes. s and z calibrated to the data, as a
+// checkpoint's input_scale / input_zero_point are, and, for z, also the table's extremes.
+TEST(smxx_int8_act_quant, static_outputs_drive_sm90_int8_gemm) {
+  LOWBIT_REQUIRE_GPU();
+  if (!int8_gemm_gpu()) GTEST_SKIP() << "sm90_int8_gemm needs sm_90 (the quantizer itself is tested above)";
+  const int64_t n = 256;
+  for (int zi = -2; zi < static_cast<int>(std::size(kInt8StaticZeros)); ++zi)  // -2: none, -1: calibrated
+    for (DType t : kDTypes)
+      for (int64_t m : {1, 5, 64, 200})
+        for (int64_t k : {16, 4096}) {
+          const uint32_t seed = g_seed++;
+          std::mt19937 rng(seed);
+          const bool zp = zi >= -1;
+          std::vector<float> x = random_normal(rng, m * k);
+          for (float& v : x) v += 0.75f;  // shifted: a calibrated zero point away from 0
+          x = rounded(x, t);
+          const auto [lo_it, hi_it] = std::minmax_element(x.begin(), x.end());
+          const float lo = std::min(*lo_it, 0.0f), hi = std::max(*hi_it, 0.0f);
+          const float s = zp ? (hi - lo) / 255.0f : std::max(-lo, hi) / 127.0f;
+          const int32_t z = zi >= 0 ? kInt8StaticZeros[zi]
+                                    : static_cast<int32_t>(std::clamp(std::nearbyint(-128.0f - lo / s), -128.0f, 127.0f));
+          const ActQuantDesc ad = make_int8_static_desc(t, m, k, zp);
+          SCOPED_TRACE(static_case_name(ad, s, zp ? z : 0, seed));
+          GpuInt8Layer layer(m, n, k, ad.act_format(), rng);
+          ASSERT_EQ(layer.desc.a.int8_zero_point, zp);
+          ActQuant aq(ad, Device::cuda(0));
+          ASSERT_TRUE(aq.can_implement().ok()) << aq.can_implement().message();
+          if (::testing::Test::HasFailure()) return;
+          DeviceBuffer dx(encode(x, t)), dq(static_cast<size_t>(m * k)), ds(static_cast<size_t>(m) * 4),
+              dz(static_cast<size_t>(m) * 4), dout(static_cast<size_t>(m * n) * 2), dss(std::vector<float>{s}),
+              dzz(std::vector<int32_t>{z});
+          StreamHolder stream;
+          dq.poison(stream.get());
+          ds.poison(stream.get());
+          dz.poison(stream.get());
+          dout.poison(stream.get());
+          ActQuantArgs qa;
+          qa.x = dx.get();
+          qa.q = dq.get();
+          qa.scales = ds.as<float>();
+          qa.zeros = dz.as<int32_t>();
+          qa.static_scale = dss.as<float>();
+          qa.static_zero_point = zp ? dzz.as<int32_t>() : nullptr;
+          ASSERT_TRUE(aq.run(qa, nullptr, stream.get()).ok());
+          const Status gs = layer.run(dq.get(), ds.get(), dz.get(), dout.get(), stream.get());
+          ASSERT_TRUE(gs.ok()) << gs.message();
+          stream.sync();
+          // The quantizer's outputs as the GEMM read them.
+          Quantized gpu;
+          gpu.q = dq.download();
+          const std::vector<uint8_t> sraw = ds.download();
+          gpu.scales.resize(static_cast<size_t>(m));
+          std::memcpy(gpu.scales.data(), sraw.data(), sraw.size());
+          if (zp) {
+            const std::vector<uint8_t> zraw = dz.download();
+            gpu.zeros.resize(static_cast<size_t>(m));
+            std::memcpy(gpu.zeros.data(), zraw.data(), zraw.size());
+          }
+          const Quantized host = run_cpu(ad, encode(x, t), s, 0xFF, z);
+          expect_same(gpu, host, k, ad.describe() + " (gpu vs cpu path)");
+          const std::vector<uint8_t> out = dout.download();
+          // The same GEMM on the host-quantized operands: the same bytes.
+          DeviceBuffer hq(host.q), hs(host.scales), hz(host.zeros.empty() ? std::vector<int32_t>(1) : host.zeros),
+              hout(static_cast<size_t>(m * n) * 2);
+          hout.poison(stream.get());
+          ASSERT_TRUE(layer.run(hq.get(), hs.get(), hz.get(), hout.get(), stream.get()).ok());
+          stream.sync();
+          EXPECT_EQ(out, hout.download()) << "GEMM on ActQuant's outputs vs on the CPU path's";
+          // Against the CPU Gemm on the same codes.
+          const std::vector<float> got = decode(out, DType::kBF16, m * n);
+          const std::vector<float> want = decode(layer.run_cpu_gemm(gpu), DType::kBF16, m * n);
+          EXPECT_EQ(count_non_finite(got), 0);
+          // Not all zero, unless every activation code is the zero point (z = 127 on a short row
+          // of positive values can clip them all).
+          const int8_t zc = static_cast<int8_t>(zp ? z : 0);
+          if (std::any_of(gpu.q.begin(), gpu.q.end(), [&](uint8_t c) { return static_cast<int8_t>(c) != zc; }))
+            EXPECT_FALSE(all_zero(got));
+          EXPECT_LE(relative_error(got.data(), want.data(), m * n), 8e-3) << "relative error vs the CPU Gemm on the same codes";
+        }
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 //
 // Instantiated kernels: {f16, bf16} x the five fp8 ops, one per (input dtype, mode step),
 // the fused per-tensor kernel for {f16, bf16}, and the int8 kernel for {f16, bf16} x
-// {symmetric, zero point}; each row below is what a mode launches:
+// {symmetric, zero point} x {dynamic per token, static}; each row below is what a mode
+// launches:
 //   kDynamicPerToken   kPerRow                                   one launch, one read of X
 //   kDynamicBlock1x128 kGroup128                                 one launch, one read of X
 //   kStaticPerTensor   kTensorStatic                             one launch, one read of X
@@ -11,9 +12,12 @@
 //                      barrier would need a cooperative launch); or, when X fits the
 //                      registers of one cluster of up to 8 CTAs, the fused kernel: one
 //                      launch, one read (fp8_act_quant_fused_ctas)
-//   kInt8PerToken            smxx_int8_act_quant_kernel<., false>  one launch, one read of X
-//   kInt8PerTokenZeroPoint   smxx_int8_act_quant_kernel<., true>   one launch, one read of X
-//                      (kPerRow's geometry; rows over 32768 elements read later chunks twice)
+//   kInt8PerToken            smxx_int8_act_quant_kernel<., false, false>  one launch, one read
+//   kInt8PerTokenZeroPoint   smxx_int8_act_quant_kernel<., true, false>   of X (kPerRow's
+//                      geometry; rows over 32768 elements read later chunks twice)
+//   kInt8StaticPerTensor     smxx_int8_act_quant_kernel<., int8_zero_point, true>  one launch,
+//                      one read of X (the vLLM static W8A8 path: checkpoints with input_scale
+//                      and optional input_zero_point, both flavours instantiated)
 // On sm_90 small grids are programmatic dependent launches (fp8_act_quant_uses_pdl).
 #include "cuda/quant/smxx_fp8_act_quant.cuh"
 
@@ -21,6 +25,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 
 #include "cuda/common/check.hpp"
 #include "cuda/common/launch_attrs.hpp"
@@ -65,7 +70,7 @@ Status launch_fused(const Fp8ActQuantParams& p, int ctas, const GpuSpec& gpu, St
 }
 
 // The int8 kernel with kPerRow's geometry; a programmatic dependent launch by the same rule.
-template <bool kBf16, bool kZeroPoint>
+template <bool kBf16, bool kZeroPoint, bool kStatic>
 Status launch_int8(const Int8ActQuantParams& p, int64_t k, const GpuSpec& gpu, Stream stream) {
   const Fp8ActQuantShape s = fp8_act_quant_shape(k, p.m, Fp8ActQuantOp::kPerRow);
   const bool pdl = fp8_act_quant_uses_pdl(gpu, s.blocks);
@@ -76,7 +81,7 @@ Status launch_int8(const Int8ActQuantParams& p, int64_t k, const GpuSpec& gpu, S
   cudaLaunchAttribute attr[1] = {pdl_launch_attr()};
   cfg.attrs = pdl ? attr : nullptr;
   cfg.numAttrs = pdl ? 1 : 0;
-  LOWBIT_CUDA_TRY(cudaLaunchKernelEx(&cfg, &smxx_int8_act_quant_kernel<kBf16, kZeroPoint>, p));
+  LOWBIT_CUDA_TRY(cudaLaunchKernelEx(&cfg, &smxx_int8_act_quant_kernel<kBf16, kZeroPoint, kStatic>, p));
   return Status::Ok();
 }
 
@@ -120,7 +125,8 @@ Status launch_mode(const ActQuantDesc& d, const Fp8ActQuantParams& p, const GpuS
       return launch<kBf16, Fp8ActQuantOp::kTensorDynamic>(p, d.k, d.m, gpu, stream);
     }
     case ActQuantMode::kInt8PerToken:
-    case ActQuantMode::kInt8PerTokenZeroPoint: break;  // int8_act_quant_launch()
+    case ActQuantMode::kInt8PerTokenZeroPoint:
+    case ActQuantMode::kInt8StaticPerTensor: break;  // int8_act_quant_launch()
   }
   return Status::Fail("lowbit: act_quant: unknown mode " + std::to_string(static_cast<int>(d.mode)));
 }
@@ -175,21 +181,31 @@ Status fp8_act_quant_launch(const ActQuantDesc& d, const ActQuantArgs& a, void* 
 }
 
 Status int8_act_quant_launch(const ActQuantDesc& d, const ActQuantArgs& a, Stream stream, int device) {
-  const bool zero_point = d.mode == ActQuantMode::kInt8PerTokenZeroPoint;
+  const bool is_static = d.mode == ActQuantMode::kInt8StaticPerTensor;
+  const bool zero_point = d.mode == ActQuantMode::kInt8PerTokenZeroPoint || (is_static && d.int8_zero_point);
   Int8ActQuantParams p{};
   p.x = static_cast<const uint4*>(a.x);
   p.x_row_vecs = d.row_stride() / 8;  // 8 f16/bf16 values per 16-byte vector
   p.q = static_cast<uint4*>(a.q);
   p.scales = a.scales;
   p.zeros = zero_point ? a.zeros : nullptr;
+  p.static_scale = is_static ? a.static_scale : nullptr;
+  p.static_zero_point = is_static && zero_point ? a.static_zero_point : nullptr;
   p.m = d.m;
   p.items = d.k / kActQuantItemElems;
   const GpuSpec& gpu = gpu_spec(device);  // cached: can_implement() read it
   const bool bf16 = d.dtype == DType::kBF16;
+  // One instance per (dtype, zero point, static).
+  auto launch_dtype = [&](auto bf16_tag) {
+    constexpr bool kBf16 = decltype(bf16_tag)::value;
+    if (is_static)
+      return zero_point ? launch_int8<kBf16, true, true>(p, d.k, gpu, stream)
+                        : launch_int8<kBf16, false, true>(p, d.k, gpu, stream);
+    return zero_point ? launch_int8<kBf16, true, false>(p, d.k, gpu, stream)
+                      : launch_int8<kBf16, false, false>(p, d.k, gpu, stream);
+  };
   return on_device(device, [&] {
-    if (bf16)
-      return zero_point ? launch_int8<true, true>(p, d.k, gpu, stream) : launch_int8<true, false>(p, d.k, gpu, stream);
-    return zero_point ? launch_int8<false, true>(p, d.k, gpu, stream) : launch_int8<false, false>(p, d.k, gpu, stream);
+    return bf16 ? launch_dtype(std::true_type{}) : launch_dtype(std::false_type{});
   });
 }
 

@@ -1,4 +1,4 @@
-// The activation quantizer kernels, fp8 and int8 per token (geometry and host side:
+// The activation quantizer kernels, fp8, and int8 per token and static (geometry and host side:
 // smxx_fp8_act_quant.hpp; the rules: include/lowbit/act_quant.hpp; the design:
 // docs/kernels/act_quant.md).
 //
@@ -23,7 +23,8 @@
 // kept as on the host.
 //
 // The int8 kernel (smxx_int8_act_quant_kernel, quantize_int8()'s rule, src/api/act_quant.cpp's
-// CPU path) keeps the same discipline, step for step with the host's fp32 operations:
+// CPU path; also the static per-tensor int8 mode) keeps the same discipline, step for step
+// with the host's fp32 operations:
 //   range        fmaxf over |x| (symmetric), or over x and -x (zero point: hi and -lo;
 //                lo = -(-lo) is exact), from 0: as exact and order-independent as the amax,
 //                NaN ignored as on the host;
@@ -34,7 +35,9 @@
 //                rintf (cvt.rni.f32.f32: round to nearest, ties to even, as std::nearbyint in
 //                the default rounding mode), __fadd_rn(., z), clamp, then the exact
 //                conversion of an integral float to int.
-// A NaN quotient counts as 0 on both sides (the non-finite rules of act_quant.hpp).
+// A NaN quotient counts as 0 on both sides (the non-finite rules of act_quant.hpp). The static
+// mode (kInt8StaticPerTensor) skips the range and s: the caller's s and z (int32 -> fp32 by
+// __int2float_rn, the host's conversion), then the same code step.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -353,7 +356,8 @@ __global__ void __launch_bounds__(kActQuantFusedThreads)
 }
 
 // ---------------------------------------------------------------------------------------
-// int8 per token (kInt8PerToken, kInt8PerTokenZeroPoint)
+// int8 per token (kInt8PerToken, kInt8PerTokenZeroPoint) and static per tensor
+// (kInt8StaticPerTensor)
 // ---------------------------------------------------------------------------------------
 struct Int8ActQuantParams {
   const uint4* x;      // (m, k) f16/bf16 as 16-byte vectors; row r at x + r * x_row_vecs
@@ -361,6 +365,8 @@ struct Int8ActQuantParams {
   uint4* q;            // (m, k) int8 codes as 16-byte vectors; row r at q + r * items
   float* scales;       // (m) fp32 per-token scales
   int32_t* zeros;      // kZeroPoint: (m) int32 zero points in [-128, 127]; else unused
+  const float* static_scale;         // kStatic: (1) the caller's s; not inside `scales`
+  const int32_t* static_zero_point;  // kStatic && kZeroPoint: (1) the caller's z; not inside `zeros`
   int64_t m;           // rows of X
   int64_t items;       // items (16 elements) per row: k / 16
 };
@@ -423,10 +429,14 @@ __device__ __forceinline__ uint4 item_int8_codes(const Fp8ActItem& it, float s, 
 
 // kPerRow's design and geometry (fp8_act_quant_shape(k, m, kPerRow)), int8 codes:
 // blockDim = (threads_per_row, rows_per_block); thread x of a row handles items
-// c * chunk + j * blockDim.x + x. Chunk 0 stays in registers while the row's range is reduced;
-// later chunks (k > 32768) are read twice. PDL as smxx_fp8_act_quant_kernel: wait before
-// anything is read or written, release once every thread has read its first chunk.
-template <bool kBf16, bool kZeroPoint>
+// c * chunk + j * blockDim.x + x. Dynamic (kStatic false): chunk 0 stays in registers while
+// the row's range is reduced; later chunks (k > 32768) are read twice. Static (kStatic,
+// kInt8StaticPerTensor): no reduction; s (and z) are read from the caller's pointers after
+// the wait (the previous kernel may write them), every row writes them as its scale (zero
+// point), and each chunk is loaded, converted and stored, as kTensorStatic does for fp8. PDL
+// as smxx_fp8_act_quant_kernel: wait before anything is read or written, release once every
+// thread has read its first chunk.
+template <bool kBf16, bool kZeroPoint, bool kStatic>
 __global__ void __launch_bounds__(kActQuantMaxThreadsPerRow)
     smxx_int8_act_quant_kernel(const Int8ActQuantParams p) {
   ptx::griddep_wait();
@@ -443,60 +453,87 @@ __global__ void __launch_bounds__(kActQuantMaxThreadsPerRow)
   const uint4* x_row = p.x + (row_ok ? row : 0) * p.x_row_vecs;
   uint4* q_row = p.q + (row_ok ? row : 0) * p.items;
 
-  // Symmetric: hi = max |x| (the amax), neg_lo unused; zero point: hi = max(max x, 0),
-  // neg_lo = max(-min x, 0) = -lo.
-  Fp8ActItem cache[kSlots] = {};
-  bool ok[kSlots];
-  float hi = 0.0f, neg_lo = 0.0f;
-  auto reduce_item = [&](const Fp8ActItem& it) {
-    if constexpr (kZeroPoint)
-      item_range<kBf16>(it, &hi, &neg_lo);
-    else
-      hi = fmaxf(hi, item_amax<kBf16>(it));
-  };
+  if constexpr (kStatic) {
+    // Not validated (act_quant.hpp): any s and z give what the formulas give, as on the host.
+    const float s = *p.static_scale;
+    const int32_t zi = kZeroPoint ? *p.static_zero_point : 0;
+    // __int2float_rn: cvt.rn.f32.s32, the host's static_cast<float>(int) (round to nearest,
+    // exact for |z| <= 2^24).
+    const float z = __int2float_rn(zi);
+    if (!row_ok) return;
+    if (tx == 0) {
+      p.scales[row] = s;
+      if constexpr (kZeroPoint) p.zeros[row] = zi;  // as given, not through fp32
+    }
+    for (int64_t c = 0; c < chunks; ++c) {
+      Fp8ActItem t[kSlots] = {};
+      bool ok[kSlots];
 #pragma unroll
-  for (int j = 0; j < kSlots; ++j) {
-    ok[j] = row_ok && item_at(0, j) < p.items;
-    if (ok[j]) cache[j] = load_item(x_row, item_at(0, j));
-  }
+      for (int j = 0; j < kSlots; ++j) {
+        ok[j] = item_at(c, j) < p.items;
+        if (ok[j]) t[j] = load_item(x_row, item_at(c, j));
+      }
 #pragma unroll
-  for (int j = 0; j < kSlots; ++j)
-    if (ok[j]) reduce_item(cache[j]);
-  for (int64_t c = 1; c < chunks; ++c) {
-#pragma unroll
-    for (int j = 0; j < kSlots; ++j)
-      if (row_ok && item_at(c, j) < p.items) reduce_item(load_item(x_row, item_at(c, j)));
-  }
-  // Every thread of the block takes part in the reduction.
-  if constexpr (kZeroPoint)
-    row_max2(&hi, &neg_lo);
-  else
-    hi = row_max(hi);
-  ptx::griddep_launch_dependents();
-
-  float s, z = 0.0f;
-  if constexpr (kZeroPoint) {
-    const float lo = -neg_lo;
-    s = __fdiv_rn(fmaxf(__fsub_rn(hi, lo), 1e-8f), 255.0f);
-    float lo_s = __fdiv_rn(lo, s);
-    if (isnan(lo_s)) lo_s = 0.0f;  // lo = -inf, s = +inf
-    z = fminf(fmaxf(rintf(__fsub_rn(-128.0f, lo_s)), -128.0f), 127.0f);
+      for (int j = 0; j < kSlots; ++j)
+        if (ok[j]) q_row[item_at(c, j)] = item_int8_codes<kBf16, kZeroPoint>(t[j], s, z);
+      if (c == 0) ptx::griddep_launch_dependents();
+    }
   } else {
-    s = __fdiv_rn(fmaxf(hi, 1e-8f), 127.0f);
-  }
-  if (!row_ok) return;
-  if (tx == 0) {
-    p.scales[row] = s;
-    if constexpr (kZeroPoint) p.zeros[row] = static_cast<int32_t>(z);
-  }
+    // Symmetric: hi = max |x| (the amax), neg_lo unused; zero point: hi = max(max x, 0),
+    // neg_lo = max(-min x, 0) = -lo.
+    Fp8ActItem cache[kSlots] = {};
+    bool ok[kSlots];
+    float hi = 0.0f, neg_lo = 0.0f;
+    auto reduce_item = [&](const Fp8ActItem& it) {
+      if constexpr (kZeroPoint)
+        item_range<kBf16>(it, &hi, &neg_lo);
+      else
+        hi = fmaxf(hi, item_amax<kBf16>(it));
+    };
 #pragma unroll
-  for (int j = 0; j < kSlots; ++j)
-    if (ok[j]) q_row[item_at(0, j)] = item_int8_codes<kBf16, kZeroPoint>(cache[j], s, z);
-  for (int64_t c = 1; c < chunks; ++c) {
+    for (int j = 0; j < kSlots; ++j) {
+      ok[j] = row_ok && item_at(0, j) < p.items;
+      if (ok[j]) cache[j] = load_item(x_row, item_at(0, j));
+    }
 #pragma unroll
     for (int j = 0; j < kSlots; ++j)
-      if (item_at(c, j) < p.items)
-        q_row[item_at(c, j)] = item_int8_codes<kBf16, kZeroPoint>(load_item(x_row, item_at(c, j)), s, z);
+      if (ok[j]) reduce_item(cache[j]);
+    for (int64_t c = 1; c < chunks; ++c) {
+#pragma unroll
+      for (int j = 0; j < kSlots; ++j)
+        if (row_ok && item_at(c, j) < p.items) reduce_item(load_item(x_row, item_at(c, j)));
+    }
+    // Every thread of the block takes part in the reduction.
+    if constexpr (kZeroPoint)
+      row_max2(&hi, &neg_lo);
+    else
+      hi = row_max(hi);
+    ptx::griddep_launch_dependents();
+
+    float s, z = 0.0f;
+    if constexpr (kZeroPoint) {
+      const float lo = -neg_lo;
+      s = __fdiv_rn(fmaxf(__fsub_rn(hi, lo), 1e-8f), 255.0f);
+      float lo_s = __fdiv_rn(lo, s);
+      if (isnan(lo_s)) lo_s = 0.0f;  // lo = -inf, s = +inf
+      z = fminf(fmaxf(rintf(__fsub_rn(-128.0f, lo_s)), -128.0f), 127.0f);
+    } else {
+      s = __fdiv_rn(fmaxf(hi, 1e-8f), 127.0f);
+    }
+    if (!row_ok) return;
+    if (tx == 0) {
+      p.scales[row] = s;
+      if constexpr (kZeroPoint) p.zeros[row] = static_cast<int32_t>(z);
+    }
+#pragma unroll
+    for (int j = 0; j < kSlots; ++j)
+      if (ok[j]) q_row[item_at(0, j)] = item_int8_codes<kBf16, kZeroPoint>(cache[j], s, z);
+    for (int64_t c = 1; c < chunks; ++c) {
+#pragma unroll
+      for (int j = 0; j < kSlots; ++j)
+        if (item_at(c, j) < p.items)
+          q_row[item_at(c, j)] = item_int8_codes<kBf16, kZeroPoint>(load_item(x_row, item_at(c, j)), s, z);
+    }
   }
 }
 

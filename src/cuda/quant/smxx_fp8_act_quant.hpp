@@ -1,6 +1,6 @@
 // Internal: the activation quantizer's CUDA side (lowbit::ActQuant on Device::cuda,
 // include/lowbit/act_quant.hpp; design in docs/kernels/act_quant.md): the fp8 kernels and the
-// int8 per-token kernel, which shares their per-row machinery.
+// int8 kernel (per token, and static per tensor), which shares their per-row machinery.
 //
 // Host-only C++17 (no CUDA headers): src/api/act_quant.cpp includes it, and so does the CPU
 // test that checks the launch geometry below.
@@ -12,7 +12,8 @@
 // cover 1 KiB of contiguous input and its stores 512 contiguous bytes of codes. The int8
 // kernel (smxx_int8_act_quant_kernel, same file) is kPerRow's design with int8 codes (also one
 // byte each, 16 per 16-byte store) and, for the zero-point mode, a (max, -min) pair reduced per
-// row instead of the amax: it launches with kPerRow's geometry.
+// row instead of the amax; its static instance (kInt8StaticPerTensor) reduces nothing and
+// reads the caller's scale and zero point: it launches with kPerRow's geometry.
 #pragma once
 
 #include <algorithm>
@@ -125,11 +126,13 @@ Status fp8_act_quant_launch(const ActQuantDesc& desc, const ActQuantArgs& args, 
 // the codes, the scales or the workspace.
 bool fp8_act_quant_uses_pdl(const GpuSpec& gpu, int64_t blocks);
 
-// The int8 modes (kInt8PerToken, kInt8PerTokenZeroPoint): one launch of
+// The int8 modes (kInt8PerToken, kInt8PerTokenZeroPoint, kInt8StaticPerTensor): one launch of
 // smxx_int8_act_quant_kernel with the geometry fp8_act_quant_shape(k, m, kPerRow), a
 // programmatic dependent launch by fp8_act_quant_uses_pdl()'s rule; `device` made current as
 // for fp8_act_quant_launch. `desc` and `args` were validated by ActQuant (`zeros` present and
-// 4-byte aligned for the zero-point mode). No workspace.
+// 4-byte aligned for the zero-point modes; for int8-static `static_scale` and, with
+// int8_zero_point, `static_zero_point` present, 4-byte aligned, not inside `scales` / `zeros`).
+// No workspace.
 Status int8_act_quant_launch(const ActQuantDesc& desc, const ActQuantArgs& args, Stream stream, int device);
 
 }  // namespace lowbit::cuda
