@@ -1,5 +1,7 @@
 // Host side of the sm89 fp8 GEMM family: what it accepts, its plan, packing, workspace and the
-// launches of one run() (docs/kernels/fp8_gemm.md, "sm89_fp8_gemm").
+// launches of one run() (docs/kernels/fp8_gemm.md, "sm89_fp8_gemm"). The same implementation
+// serves sm80_int8_gemm (int8 weights: the kernel template over int8, scaled mode only;
+// int8_gemm/sm80_int8_gemm_family.cpp holds that family's own checks).
 #include "cuda/fp8_gemm/sm89_fp8_gemm_family.hpp"
 
 #include <cuda_runtime_api.h>
@@ -10,19 +12,37 @@
 #include "cuda/common/check.hpp"
 #include "cuda/fp8_gemm/fp8_gemm_common.hpp"
 #include "cuda/fp8_gemm/sm89_fp8_gemm_params.hpp"
+#include "cuda/int8_gemm/int8_gemm_common.hpp"
 
 namespace lowbit::cuda {
 
 namespace {
 
 constexpr const char* kWho = "lowbit: sm89_fp8_gemm: ";
+constexpr const char* kInt8Who = "lowbit: sm80_int8_gemm: ";
 
-bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+bool is_int8(const GemmDesc& d) { return d.w.kind == WeightKind::kInt8; }
+const char* who_of(const GemmDesc& d) { return is_int8(d) ? kInt8Who : kWho; }
+
+bool aligned(const void* p, uintptr_t bytes) { return (reinterpret_cast<uintptr_t>(p) & (bytes - 1)) == 0; }
 
 size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
-const Sm89Fp8GemmKernels& kernels_for(bool block) {
-  return block ? sm89_fp8_gemm_kernels_block() : sm89_fp8_gemm_kernels_scaled();
+// The kernels of a problem: int8 (sm80_int8_gemm), fp8 block or fp8 scaled mode.
+const Sm89Fp8GemmKernels& kernels_for(const GemmDesc& d) {
+  if (is_int8(d)) return sm80_int8_gemm_kernels();
+  return fp8_gemm_mode(d) == Fp8GemmMode::kBlock ? sm89_fp8_gemm_kernels_block() : sm89_fp8_gemm_kernels_scaled();
+}
+
+// m as the occupancy queries take it (the shared memory of a launch stops growing at one
+// token tile, so any m past 2^20 behaves like 2^20).
+int occupancy_m(const GemmDesc& d) { return static_cast<int>(d.m < (1 << 20) ? d.m : (1 << 20)); }
+
+// Programmatic dependent launch: sm_90 code on an sm_90 GPU, unless `env`=0.
+bool uses_pdl(const GpuSpec& gpu, const char* env_name) {
+  const char* env = std::getenv(env_name);
+  if (env != nullptr && env[0] == '0') return false;
+  return gpu.cc >= 90 && build_has_code_for(gpu.cc, 90);
 }
 
 bool cluster_split_runs_on(const GpuSpec& gpu) { return gpu.cc >= 90 && build_has_code_for(gpu.cc, 90); }
@@ -33,9 +53,11 @@ class Sm89Fp8GemmImpl final : public detail::GemmImpl {
       : desc_(desc),
         device_(gpu.device),
         plan_(plan),
-        block_(fp8_gemm_mode(desc) == Fp8GemmMode::kBlock),
-        pdl_(sm89_fp8_gemm_uses_pdl(gpu)),
-        kernels_(&kernels_for(block_)) {
+        int8_(is_int8(desc)),
+        block_(!int8_ && fp8_gemm_mode(desc) == Fp8GemmMode::kBlock),
+        pdl_(int8_ ? sm80_int8_gemm_uses_pdl(gpu) : sm89_fp8_gemm_uses_pdl(gpu)),
+        who_(who_of(desc)),
+        kernels_(&kernels_for(desc)) {
     const Sm89Fp8TileConfig& c = kSm89Fp8Configs[plan_.config];
     m_tiles_ = (desc_.m + c.block_m - 1) / c.block_m;
     n_tiles_ = (desc_.n + c.block_n - 1) / c.block_n;
@@ -45,24 +67,45 @@ class Sm89Fp8GemmImpl final : public detail::GemmImpl {
                                 256);
   }
 
+  // "sm89_fp8_gemm_scaled_t16_s2", "sm80_int8_gemm_t16_s2ws" (ws: the workspace split).
   std::string name() const override {
-    return std::string(kSm89Fp8GemmName) + (block_ ? "_block_" : "_scaled_") + kSm89Fp8Configs[plan_.config].tag +
-           "_s" + std::to_string(plan_.splits) + (plan_.split_mode == Sm89Fp8SplitMode::kWorkspace ? "ws" : "");
+    const std::string family = int8_ ? std::string("sm80_int8_gemm") + "_" : std::string(kSm89Fp8GemmName) + (block_ ? "_block_" : "_scaled_");
+    return family + kSm89Fp8Configs[plan_.config].tag + "_s" + std::to_string(plan_.splits) +
+           (plan_.split_mode == Sm89Fp8SplitMode::kWorkspace ? "ws" : "");
   }
-  std::string weight_layout() const override { return kFp8NkLayout; }
+  std::string weight_layout() const override { return int8_ ? kInt8NkLayout : kFp8NkLayout; }
   std::size_t workspace_size() const override { return partial_bytes_; }
-  PackedWeight pack(const Fp8Tensor& w) const override { return pack_fp8_nk(w, desc_, kWho); }
+  PackedWeight pack(const Fp8Tensor& w) const override { return pack_fp8_nk(w, desc_, who_); }
+  PackedWeight pack(const Int8Tensor& w) const override { return pack_int8_nk(w, desc_, who_); }
 
   Status run(const GemmArgs& args, void* workspace, Stream stream) const override {
-    auto misaligned = [&](const char* what) {
-      return Status::Fail(std::string(kWho) + what + " must be 16-byte aligned (" + desc_.describe() + ")");
+    auto misaligned = [&](const char* what, int bytes) {
+      return Status::Fail(std::string(who_) + what + " must be " + std::to_string(bytes) + "-byte aligned (" +
+                          desc_.describe() + ")");
     };
-    if (!aligned16(args.a)) return misaligned("A (activations)");
-    if (!aligned16(args.out)) return misaligned("out");
-    if (!aligned16(args.w.data)) return misaligned("weight data");
-    if (block_ && !aligned16(args.a_scales)) return misaligned("A scales (block mode)");
-    if (block_ && !aligned16(args.w.scales)) return misaligned("weight scales (block mode)");
-    if (partial_bytes_ > 0 && !aligned16(workspace)) return misaligned("workspace");
+    // 16 bytes: the cp.async copies of A and W and the 16-byte stores of out (and of the
+    // workspace partials), and the block-mode scale windows; int8: 4 bytes for the fp32 /
+    // int32 element loads of scales and zero points (and the bias, read by 2-byte elements:
+    // 4 is asked so that a misplaced pointer shows early).
+    if (!aligned(args.a, 16)) return misaligned("A (activations)", 16);
+    if (!aligned(args.out, 16)) return misaligned("out", 16);
+    if (!aligned(args.w.data, 16)) return misaligned("weight data", 16);
+    if (block_ && !aligned(args.a_scales, 16)) return misaligned("A scales (block mode)", 16);
+    if (block_ && !aligned(args.w.scales, 16)) return misaligned("weight scales (block mode)", 16);
+    if (int8_) {
+      if (!aligned(args.a_scales, 4)) return misaligned("A scales", 4);
+      if (!aligned(args.w.scales, 4)) return misaligned("weight scales", 4);
+      if (desc_.has_bias && !aligned(args.bias, 4)) return misaligned("bias", 4);
+      if (desc_.a.int8_zero_point) {
+        // Gemm::run() checked a_zeros; the weight row sums are the packed weight's `zeros`.
+        if (args.w.zeros == nullptr)
+          return Status::Fail(std::string(who_) + "weight zeros (the row sums of layout int8_nk) is null; " +
+                              "activations with a zero point need it (" + desc_.describe() + ")");
+        if (!aligned(args.a_zeros, 4)) return misaligned("A zero points", 4);
+        if (!aligned(args.w.zeros, 4)) return misaligned("weight zeros (row sums)", 4);
+      }
+    }
+    if (partial_bytes_ > 0 && !aligned(workspace, 16)) return misaligned("workspace", 16);
 
     int current = 0;
     LOWBIT_CUDA_TRY(cudaGetDevice(&current));
@@ -88,23 +131,31 @@ class Sm89Fp8GemmImpl final : public detail::GemmImpl {
     p.m4 = static_cast<int>((desc_.m + 3) / 4 * 4);
     p.k_blocks = static_cast<int>(fp8_k_blocks(desc_.k));
     p.n_blocks = static_cast<int>((desc_.n + 127) / 128);
-    p.sa_row = desc_.a.fp8_scaling == Fp8Scaling::kPerRow ? 1 : 0;
-    p.sw_row = desc_.w.fp8.scaling == Fp8Scaling::kPerRow ? 1 : 0;
+    // int8: per-token x per-channel scales; the zero-point term with the weight row sums.
+    p.sa_row = int8_ || desc_.a.fp8_scaling == Fp8Scaling::kPerRow ? 1 : 0;
+    p.sw_row = int8_ || desc_.w.fp8.scaling == Fp8Scaling::kPerRow ? 1 : 0;
+    const bool zp = int8_ && desc_.a.int8_zero_point;
+    p.za = zp ? static_cast<const int32_t*>(args.a_zeros) : nullptr;
+    p.wsum = zp ? static_cast<const int32_t*>(args.w.zeros) : nullptr;
     p.m_tiles = static_cast<int>(m_tiles_);
     p.n_tiles = static_cast<int>(n_tiles_);
     p.split_mode = static_cast<int>(plan_.split_mode);
     p.out_bf16 = desc_.out_dtype == DType::kBF16 ? 1 : 0;
     if (Status s = kernels_->launch(p, plan_.config, plan_.splits, pdl_, stream); !s.ok()) return s;
+    // Block mode and int8 write scaled partials (sm89_fp8_gemm_epilogue.cuh): the reduction
+    // only sums them in split order and adds the bias.
     if (plan_.split_mode == Sm89Fp8SplitMode::kWorkspace)
-      return sm89_fp8_gemm_reduce_splits(p, block_, plan_.splits, stream);
+      return sm89_fp8_gemm_reduce_splits(p, /*partials_scaled=*/block_ || int8_, plan_.splits, stream);
     return Status::Ok();
   }
 
   GemmDesc desc_;
   int device_;
   Sm89Fp8Plan plan_;
+  bool int8_;  // sm80_int8_gemm
   bool block_;
   bool pdl_;
+  const char* who_;
   const Sm89Fp8GemmKernels* kernels_;
   int64_t m_tiles_ = 0, n_tiles_ = 0;
   size_t partial_bytes_ = 0;  // workspace split-K: fp32 partial sums (splits, m, n)
@@ -112,11 +163,9 @@ class Sm89Fp8GemmImpl final : public detail::GemmImpl {
 
 }  // namespace
 
-bool sm89_fp8_gemm_uses_pdl(const GpuSpec& gpu) {
-  const char* env = std::getenv("LOWBIT_FP8_GEMM_PDL");
-  if (env != nullptr && env[0] == '0') return false;
-  return gpu.cc >= 90 && build_has_code_for(gpu.cc, 90);
-}
+bool sm89_fp8_gemm_uses_pdl(const GpuSpec& gpu) { return uses_pdl(gpu, "LOWBIT_FP8_GEMM_PDL"); }
+
+bool sm80_int8_gemm_uses_pdl(const GpuSpec& gpu) { return uses_pdl(gpu, "LOWBIT_INT8_GEMM_PDL"); }
 
 Status sm89_fp8_gemm_runs_on(const GpuSpec& gpu) {
   if (gpu.cc < 89)
@@ -149,12 +198,12 @@ Sm89Fp8Plan sm89_fp8_gemm_plan(const GemmDesc& d, const GpuSpec& gpu) {
   p.cluster_ok = cluster_split_runs_on(gpu);
   // Occupancy of every configuration for this m on this GPU (host-side runtime calls, at
   // construction; also raises each kernel's shared-memory limit on the device).
-  const Sm89Fp8GemmKernels& k = kernels_for(fp8_gemm_mode(d) == Fp8GemmMode::kBlock);
+  const Sm89Fp8GemmKernels& k = kernels_for(d);
   int current = 0;
   LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
   if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(gpu.device));
   Status s;
-  const int mm = static_cast<int>(d.m < (1 << 20) ? d.m : (1 << 20));
+  const int mm = occupancy_m(d);
   for (int c = 0; c < kSm89Fp8ConfigCount && s.ok(); ++c) s = k.prepare(c, mm, &p.ctas_per_sm[c]);
   for (int c = 0; c < kSm89Fp8ConfigCount && s.ok() && p.cluster_ok; ++c)
     for (int e = 1; e <= 3 && s.ok() && p.ctas_per_sm[c] > 0; ++e) s = k.clusters(c, mm, 1 << e, &p.resident_clusters[c][e]);
@@ -167,8 +216,8 @@ int sm89_fp8_gemm_resident_clusters(const GemmDesc& d, const GpuSpec& gpu, int c
   if (config < 0 || config >= kSm89Fp8ConfigCount || splits < 2 || splits > kSm89Fp8MaxSplits ||
       !cluster_split_runs_on(gpu))
     return 0;
-  const Sm89Fp8GemmKernels& k = kernels_for(fp8_gemm_mode(d) == Fp8GemmMode::kBlock);
-  const int mm = static_cast<int>(d.m < (1 << 20) ? d.m : (1 << 20));
+  const Sm89Fp8GemmKernels& k = kernels_for(d);
+  const int mm = occupancy_m(d);
   int current = 0, ctas_per_sm = 0, clusters = 0;
   LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
   if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(gpu.device));
@@ -179,36 +228,41 @@ int sm89_fp8_gemm_resident_clusters(const GemmDesc& d, const GpuSpec& gpu, int c
   return clusters;
 }
 
-std::unique_ptr<detail::GemmImpl> sm89_fp8_gemm_make_with_plan(const GemmDesc& desc, const GpuSpec& gpu,
-                                                               const Sm89Fp8Plan& plan) {
+std::unique_ptr<detail::GemmImpl> sm89_8bit_gemm_make_impl(const GemmDesc& desc, const GpuSpec& gpu,
+                                                           const Sm89Fp8Plan& plan) {
+  const char* who = who_of(desc);
   if (plan.config < 0 || plan.config >= kSm89Fp8ConfigCount || plan.splits < 1 || plan.splits > kSm89Fp8MaxSplits)
-    throw Error(std::string(kWho) + "invalid plan: config " + std::to_string(plan.config) + ", splits " +
+    throw Error(std::string(who) + "invalid plan: config " + std::to_string(plan.config) + ", splits " +
                 std::to_string(plan.splits) + " (configs 0.." + std::to_string(kSm89Fp8ConfigCount - 1) +
                 ", splits 1.." + std::to_string(kSm89Fp8MaxSplits) + ")");
   if ((plan.splits > 1) != (plan.split_mode != Sm89Fp8SplitMode::kNone))
-    throw Error(std::string(kWho) + "split mode does not match splits=" + std::to_string(plan.splits));
+    throw Error(std::string(who) + "split mode does not match splits=" + std::to_string(plan.splits));
   if (plan.split_mode == Sm89Fp8SplitMode::kCluster && !cluster_split_runs_on(gpu))
-    throw Error(std::string(kWho) + "cluster split-K needs sm_90 code for this GPU (sm_" + std::to_string(gpu.cc) +
+    throw Error(std::string(who) + "cluster split-K needs sm_90 code for this GPU (sm_" + std::to_string(gpu.cc) +
                 ")");
   const Sm89Fp8TileConfig& c = kSm89Fp8Configs[plan.config];
   const int64_t tiles = (desc.m + c.block_m - 1) / c.block_m * ((desc.n + c.block_n - 1) / c.block_n);
   if (tiles >= (int64_t{1} << 31))
-    throw Error(std::string(kWho) + "plan " + plan.describe() + " makes " + std::to_string(tiles) +
+    throw Error(std::string(who) + "plan " + plan.describe() + " makes " + std::to_string(tiles) +
                 " tiles, more than a grid holds (" + desc.describe() + ")");
-  const bool block = fp8_gemm_mode(desc) == Fp8GemmMode::kBlock;
+  const Sm89Fp8GemmKernels& k = kernels_for(desc);
   // Raise the kernel's dynamic shared-memory limit on the GPU it will run on (per device).
   int current = 0, ctas_per_sm = 0;
   LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
   if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(gpu.device));
-  const Status s = kernels_for(block).prepare(plan.config, static_cast<int>(desc.m < (1 << 20) ? desc.m : (1 << 20)),
-                                              &ctas_per_sm);
+  const Status s = k.prepare(plan.config, occupancy_m(desc), &ctas_per_sm);
   if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
   throw_if_error(s);
   if (ctas_per_sm < 1)
-    throw Error(std::string(kWho) + "configuration " + c.tag + " does not fit one SM of " + gpu.name + " (" +
-                std::to_string(kernels_for(block).smem_bytes(plan.config, static_cast<int>(desc.m))) +
-                " bytes of shared memory, " + std::to_string(gpu.smem_per_block_optin) + " per block)");
+    throw Error(std::string(who) + "configuration " + c.tag + " does not fit one SM of " + gpu.name + " (" +
+                std::to_string(k.smem_bytes(plan.config, occupancy_m(desc))) + " bytes of shared memory, " +
+                std::to_string(gpu.smem_per_block_optin) + " per block)");
   return std::make_unique<Sm89Fp8GemmImpl>(desc, gpu, plan);
+}
+
+std::unique_ptr<detail::GemmImpl> sm89_fp8_gemm_make_with_plan(const GemmDesc& desc, const GpuSpec& gpu,
+                                                               const Sm89Fp8Plan& plan) {
+  return sm89_8bit_gemm_make_impl(desc, gpu, plan);
 }
 
 std::unique_ptr<detail::GemmImpl> sm89_fp8_gemm_make(const GemmDesc& desc, const GpuSpec& gpu) {

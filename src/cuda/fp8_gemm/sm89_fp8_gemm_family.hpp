@@ -40,4 +40,13 @@ int sm89_fp8_gemm_resident_clusters(const GemmDesc& desc, const GpuSpec& gpu, in
 // before run() on the stream must not write the packed weights (include/lowbit/gemm.hpp).
 bool sm89_fp8_gemm_uses_pdl(const GpuSpec& gpu);
 
+// The implementation behind both sm89_fp8_gemm (fp8 weights) and sm80_int8_gemm (int8
+// weights; int8_gemm/sm80_int8_gemm_family.cpp), for a problem its family's check accepted,
+// with a forced plan (checked here: throws lowbit::Error when it cannot run). The plan of
+// either: sm89_fp8_gemm_plan() (occupancy of the problem's own kernels).
+std::unique_ptr<detail::GemmImpl> sm89_8bit_gemm_make_impl(const GemmDesc& desc, const GpuSpec& gpu,
+                                                           const Sm89Fp8Plan& plan);
+// sm80_int8_gemm's PDL switch (LOWBIT_INT8_GEMM_PDL), next to sm89_fp8_gemm_uses_pdl.
+bool sm80_int8_gemm_uses_pdl(const GpuSpec& gpu);
+
 }  // namespace lowbit::cuda

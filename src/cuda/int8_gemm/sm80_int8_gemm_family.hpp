@@ -11,6 +11,7 @@
 
 #include "api/gemm_impl.hpp"
 #include "cuda/heuristics/gpu_spec.hpp"
+#include "cuda/fp8_gemm/sm89_fp8_gemm_family.hpp"  // the implementation, sm80_int8_gemm_uses_pdl()
 #include "cuda/heuristics/sm89_fp8_gemm_heuristic.hpp"
 
 namespace lowbit::cuda {
@@ -39,8 +40,8 @@ std::unique_ptr<detail::GemmImpl> sm80_int8_gemm_make_with_plan(const GemmDesc& 
 Sm80Int8Plan sm80_int8_gemm_plan(const GemmDesc& desc, const GpuSpec& gpu);
 
 // Whether launches use programmatic dependent launch (sm_90 code on an sm_90 GPU, unless
-// LOWBIT_INT8_GEMM_PDL=0 in the environment when the Gemm is built). Contract: the kernel just
-// before run() on the stream must not write the packed weights (include/lowbit/gemm.hpp).
-bool sm80_int8_gemm_uses_pdl(const GpuSpec& gpu);
+// LOWBIT_INT8_GEMM_PDL=0 in the environment when the Gemm is built): sm80_int8_gemm_uses_pdl(),
+// declared with the implementation in fp8_gemm/sm89_fp8_gemm_family.hpp. Contract: the kernel
+// just before run() on the stream must not write the packed weights (include/lowbit/gemm.hpp).
 
 }  // namespace lowbit::cuda
