@@ -497,20 +497,7 @@ TEST(smxx_fp8_act_quant, pipeline_between_gemms) {
   if (10 * major + minor < 89) GTEST_SKIP() << "the fp8 GEMMs need sm_89+";
   // Every ActQuant launch programmatic (sm_90), whatever its grid (the rule would leave m = 200
   // in stream order); the caller's setting is restored at the end.
-  struct EnvGuard {
-    std::string saved;
-    bool had;
-    EnvGuard() : had(std::getenv("LOWBIT_ACT_QUANT_PDL") != nullptr) {
-      if (had) saved = std::getenv("LOWBIT_ACT_QUANT_PDL");
-      setenv("LOWBIT_ACT_QUANT_PDL", "1", 1);
-    }
-    ~EnvGuard() {
-      if (had)
-        setenv("LOWBIT_ACT_QUANT_PDL", saved.c_str(), 1);
-      else
-        unsetenv("LOWBIT_ACT_QUANT_PDL");
-    }
-  } env_guard;
+  const ScopedEnv env_guard("LOWBIT_ACT_QUANT_PDL", "1");
   const int64_t k0 = 512, n1 = 1024, n2 = 512;
   for (ActQuantMode mode : kModes)
     for (int64_t m : {1, 16, 200}) {
@@ -983,6 +970,41 @@ struct GpuInt8Layer {
   }
 };
 
+// The int8 quantizer's outputs as a GEMM read them: codes, m scales and (zero point) m zeros.
+Quantized download_int8(const DeviceBuffer& dq, const DeviceBuffer& ds, const DeviceBuffer& dz, int64_t m,
+                        bool zero_point) {
+  Quantized gpu;
+  gpu.q = dq.download();
+  const std::vector<uint8_t> sraw = ds.download();
+  gpu.scales.resize(static_cast<size_t>(m));
+  std::memcpy(gpu.scales.data(), sraw.data(), sraw.size());
+  if (zero_point) {
+    const std::vector<uint8_t> zraw = dz.download();
+    gpu.zeros.resize(static_cast<size_t>(m));
+    std::memcpy(gpu.zeros.data(), zraw.data(), zraw.size());
+  }
+  return gpu;
+}
+
+// `out`, the GEMM's output on the GPU quantizer's codes `gpu`: the same bytes as the GEMM on
+// the reference quantizer's codes `host` (`host_name` in messages), and within 8e-3 of the
+// CPU Gemm on the same codes; finite, and not all zero when `require_nonzero`.
+void expect_gemm_on_codes(GpuInt8Layer& layer, const Quantized& gpu, const Quantized& host,
+                          const std::vector<uint8_t>& out, int64_t m, int64_t n, cudaStream_t stream,
+                          const std::string& host_name, bool require_nonzero) {
+  DeviceBuffer hq(host.q), hs(host.scales), hz(host.zeros.empty() ? std::vector<int32_t>(1) : host.zeros),
+      hout(static_cast<size_t>(m * n) * 2);
+  hout.poison(stream);
+  ASSERT_TRUE(layer.run(hq.get(), hs.get(), hz.get(), hout.get(), stream).ok());
+  LOWBIT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  EXPECT_EQ(out, hout.download()) << "GEMM on ActQuant's outputs vs on " << host_name;
+  const std::vector<float> got = decode(out, DType::kBF16, m * n);
+  const std::vector<float> want = decode(layer.run_cpu_gemm(gpu), DType::kBF16, m * n);
+  EXPECT_EQ(count_non_finite(got), 0);
+  if (require_nonzero) EXPECT_FALSE(all_zero(got));
+  EXPECT_LE(relative_error(got.data(), want.data(), m * n), 8e-3) << "relative error vs the CPU Gemm on the same codes";
+}
+
 // ActQuant (int8 mode) then sm90_int8_gemm on one stream, no synchronization between: the
 // quantizer's codes, scales and zero points equal the CPU path's; the GEMM's output equals,
 // bit for bit, the same GEMM on quantize_int8()'s operands uploaded (same codes), and is
@@ -1024,34 +1046,10 @@ TEST(smxx_int8_act_quant, outputs_drive_sm90_int8_gemm) {
           const Status gs = layer.run(dq.get(), ds.get(), dz.get(), dout.get(), stream.get());
           ASSERT_TRUE(gs.ok()) << gs.message();
           stream.sync();
-          // The quantizer's outputs as the GEMM read them.
-          Quantized gpu;
-          gpu.q = dq.download();
-          const std::vector<uint8_t> sraw = ds.download();
-          gpu.scales.resize(static_cast<size_t>(m));
-          std::memcpy(gpu.scales.data(), sraw.data(), sraw.size());
-          if (mode == ActQuantMode::kInt8PerTokenZeroPoint) {
-            const std::vector<uint8_t> zraw = dz.download();
-            gpu.zeros.resize(static_cast<size_t>(m));
-            std::memcpy(gpu.zeros.data(), zraw.data(), zraw.size());
-          }
+          const Quantized gpu = download_int8(dq, ds, dz, m, mode == ActQuantMode::kInt8PerTokenZeroPoint);
           const Quantized host = int8_host_quantizer(mode, x, m, k);
           expect_same(gpu, host, k, ad.describe() + " (gpu vs quantize_int8)");
-          const std::vector<uint8_t> out = dout.download();
-          // The same GEMM on the host quantizer's operands: the same bytes.
-          DeviceBuffer hq(host.q), hs(host.scales), hz(host.zeros.empty() ? std::vector<int32_t>(1) : host.zeros),
-              hout(static_cast<size_t>(m * n) * 2);
-          hout.poison(stream.get());
-          ASSERT_TRUE(layer.run(hq.get(), hs.get(), hz.get(), hout.get(), stream.get()).ok());
-          stream.sync();
-          EXPECT_EQ(out, hout.download()) << "GEMM on ActQuant's outputs vs on quantize_int8()'s";
-          // Against the CPU Gemm on the same codes.
-          const std::vector<float> got = decode(out, DType::kBF16, m * n);
-          const std::vector<float> want = decode(layer.run_cpu_gemm(gpu), DType::kBF16, m * n);
-          EXPECT_EQ(count_non_finite(got), 0);
-          EXPECT_FALSE(all_zero(got));
-          const double err = relative_error(got.data(), want.data(), m * n);
-          EXPECT_LE(err, 8e-3) << "relative error vs the CPU Gemm on the same codes";
+          expect_gemm_on_codes(layer, gpu, host, dout.download(), m, n, stream.get(), "quantize_int8()'s", true);
         }
 }
 
@@ -1063,20 +1061,7 @@ TEST(smxx_int8_act_quant, outputs_drive_sm90_int8_gemm) {
 TEST(smxx_int8_act_quant, pipeline_between_int8_gemms) {
   LOWBIT_REQUIRE_GPU();
   if (!int8_gemm_gpu()) GTEST_SKIP() << "sm90_int8_gemm needs sm_90";
-  struct EnvGuard {
-    std::string saved;
-    bool had;
-    EnvGuard() : had(std::getenv("LOWBIT_ACT_QUANT_PDL") != nullptr) {
-      if (had) saved = std::getenv("LOWBIT_ACT_QUANT_PDL");
-      setenv("LOWBIT_ACT_QUANT_PDL", "1", 1);
-    }
-    ~EnvGuard() {
-      if (had)
-        setenv("LOWBIT_ACT_QUANT_PDL", saved.c_str(), 1);
-      else
-        unsetenv("LOWBIT_ACT_QUANT_PDL");
-    }
-  } env_guard;
+  const ScopedEnv env_guard("LOWBIT_ACT_QUANT_PDL", "1");
   const int64_t k0 = 512, n1 = 1024, n2 = 512;
   for (ActQuantMode mode : kInt8Modes)
     for (int64_t m : {1, 16, 200}) {
@@ -1368,37 +1353,16 @@ TEST(smxx_int8_act_quant, static_outputs_drive_sm90_int8_gemm) {
           const Status gs = layer.run(dq.get(), ds.get(), dz.get(), dout.get(), stream.get());
           ASSERT_TRUE(gs.ok()) << gs.message();
           stream.sync();
-          // The quantizer's outputs as the GEMM read them.
-          Quantized gpu;
-          gpu.q = dq.download();
-          const std::vector<uint8_t> sraw = ds.download();
-          gpu.scales.resize(static_cast<size_t>(m));
-          std::memcpy(gpu.scales.data(), sraw.data(), sraw.size());
-          if (zp) {
-            const std::vector<uint8_t> zraw = dz.download();
-            gpu.zeros.resize(static_cast<size_t>(m));
-            std::memcpy(gpu.zeros.data(), zraw.data(), zraw.size());
-          }
+          const Quantized gpu = download_int8(dq, ds, dz, m, zp);
           const Quantized host = run_cpu(ad, encode(x, t), s, 0xFF, z);
           expect_same(gpu, host, k, ad.describe() + " (gpu vs cpu path)");
-          const std::vector<uint8_t> out = dout.download();
-          // The same GEMM on the host-quantized operands: the same bytes.
-          DeviceBuffer hq(host.q), hs(host.scales), hz(host.zeros.empty() ? std::vector<int32_t>(1) : host.zeros),
-              hout(static_cast<size_t>(m * n) * 2);
-          hout.poison(stream.get());
-          ASSERT_TRUE(layer.run(hq.get(), hs.get(), hz.get(), hout.get(), stream.get()).ok());
-          stream.sync();
-          EXPECT_EQ(out, hout.download()) << "GEMM on ActQuant's outputs vs on the CPU path's";
-          // Against the CPU Gemm on the same codes.
-          const std::vector<float> got = decode(out, DType::kBF16, m * n);
-          const std::vector<float> want = decode(layer.run_cpu_gemm(gpu), DType::kBF16, m * n);
-          EXPECT_EQ(count_non_finite(got), 0);
           // Not all zero, unless every activation code is the zero point (z = 127 on a short row
           // of positive values can clip them all).
           const int8_t zc = static_cast<int8_t>(zp ? z : 0);
-          if (std::any_of(gpu.q.begin(), gpu.q.end(), [&](uint8_t c) { return static_cast<int8_t>(c) != zc; }))
-            EXPECT_FALSE(all_zero(got));
-          EXPECT_LE(relative_error(got.data(), want.data(), m * n), 8e-3) << "relative error vs the CPU Gemm on the same codes";
+          const bool some_code_off_zero =
+              std::any_of(gpu.q.begin(), gpu.q.end(), [&](uint8_t c) { return static_cast<int8_t>(c) != zc; });
+          expect_gemm_on_codes(layer, gpu, host, dout.download(), m, n, stream.get(), "the CPU path's",
+                               some_code_off_zero);
         }
 }
 

@@ -97,6 +97,28 @@ class DeviceBuffer {
   std::size_t bytes_ = 0;
 };
 
+// Sets an environment variable for the lifetime of the object, then restores the caller's
+// value (or unsets it).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name), had_(std::getenv(name) != nullptr) {
+    if (had_) saved_ = std::getenv(name);
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (had_)
+      setenv(name_.c_str(), saved_.c_str(), 1);
+    else
+      unsetenv(name_.c_str());
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_, saved_;
+  bool had_;
+};
+
 // A stream owned by the test.
 class StreamHolder {
  public:

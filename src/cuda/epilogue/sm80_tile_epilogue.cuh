@@ -78,9 +78,10 @@ struct TileEpilogue {
   // k-warp at a time: a fixed order). acc[i][j][e] holds channel 16 (strip0 + i) + g +
   // 8 (e / 2) and token 8 (mblk0 + j) + 2 t + e % 2 (mma C fragment, g = lane / 4,
   // t = lane % 4). Token rows >= rows are dropped (the tile holds `rows`). Ends with a
-  // barrier.
-  template <int STRIPS, int MBLK, int WARPS_K>
-  LOWBIT_DEVICE static void accumulate(float* red, const float (&acc)[STRIPS][MBLK][4],
+  // barrier. A: the accumulator type, float, or int32_t for the int8 GEMM (sm89_fp8_gemm.cuh
+  // over int8: the same words hold exact int32 sums, integer adds being exact).
+  template <int STRIPS, int MBLK, int WARPS_K, typename A>
+  LOWBIT_DEVICE static void accumulate(A* red, const A (&acc)[STRIPS][MBLK][4],
                                        int strip0, int mblk0, int wk, int rows) {
     const int lane = threadIdx.x % 32;
     const int g = lane / 4, t = lane % 4;
@@ -96,7 +97,7 @@ struct TileEpilogue {
               const int col = (strip0 + i) * 16 + g + 8 * (e / 2);
               const int row = (mblk0 + j) * 8 + 2 * t + (e % 2);
               if (row >= rows) continue;
-              float& dst = red[row * kStride + col];
+              A& dst = red[row * kStride + col];
               dst = (w == 0) ? acc[i][j][e] : dst + acc[i][j][e];
             }
       }

@@ -372,8 +372,9 @@ struct Sm89Fp8Gemm {
     // with nothing left to scale.
     float* red = reinterpret_cast<float*>(smem);
     if constexpr (INT8) {
-      Epilogue::template accumulate_i32<STRIPS, MBLK, WARPS_K>(reinterpret_cast<int32_t*>(red), acc, strip0, mblk0,
-                                                               wk, xr);
+      // The k-warps' exact int32 sums (the fp32 tile's words), then converted in place.
+      Epilogue::Tile::template accumulate<STRIPS, MBLK, WARPS_K>(reinterpret_cast<int32_t*>(red), acc, strip0, mblk0,
+                                                                 wk, xr);
       Epilogue::int8_scale_tile(red, m0, n0, valid_m, p, blockIdx.z == 0);
     } else {
       Epilogue::Tile::template accumulate<STRIPS, MBLK, WARPS_K>(red, acc, strip0, mblk0, wk, xr);

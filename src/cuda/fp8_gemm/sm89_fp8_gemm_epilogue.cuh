@@ -4,7 +4,7 @@
 //
 //   scaled mode: out = (acc * sa[m]) * sw[n] (+ bias), in fp32 (fp8_gemm_common.hpp);
 //   block mode:  out = acc (+ bias): the block scales were applied in the main loop;
-//   int8 (sm80_int8_gemm): the tile holds int32 sums (accumulate_i32); int8_scale_tile()
+//   int8 (sm80_int8_gemm): the tile holds int32 sums (TileEpilogue::accumulate over int32_t); int8_scale_tile()
 //                turns each into this split's fp32 partial
 //                  (float(acc - za[m] * wsum[n]) * sa[m]) * sw[n]   (za term in split 0 only)
 //                in place (int8_gemm_common.hpp), then out = sum of partials (+ bias) as in
@@ -78,35 +78,6 @@ struct Sm89Fp8Epilogue {
   // element type parameter only matters to its own store paths, which are not used here).
   using Tile = TileEpilogue<float, BLOCK_M, BLOCK_N, THREADS>;
   static constexpr int kUnitsPerRow = BLOCK_N / 8;  // 8 outputs = one 16-byte store
-
-  // int8: TileEpilogue::accumulate with int32 sums (the same fragment -> tile mapping, the
-  // same tile: kStride words a row). Integer adds are exact and associative, so the k-warps'
-  // sum is the split's exact int32 sum (no overflow for k <= kInt8GemmMaxK). Ends with a
-  // barrier.
-  template <int STRIPS, int MBLK, int WARPS_K>
-  LOWBIT_DEVICE static void accumulate_i32(int32_t* red, const int32_t (&acc)[STRIPS][MBLK][4], int strip0, int mblk0,
-                                           int wk, int rows) {
-    const int lane = threadIdx.x % 32;
-    const int g = lane / 4, t = lane % 4;
-#pragma unroll 1
-    for (int w = 0; w < WARPS_K; ++w) {
-      if (wk == w) {
-#pragma unroll
-        for (int i = 0; i < STRIPS; ++i)
-#pragma unroll
-          for (int j = 0; j < MBLK; ++j)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              const int col = (strip0 + i) * 16 + g + 8 * (e / 2);
-              const int row = (mblk0 + j) * 8 + 2 * t + (e % 2);
-              if (row >= rows) continue;
-              int32_t& dst = red[row * Tile::kStride + col];
-              dst = (w == 0) ? acc[i][j][e] : dst + acc[i][j][e];
-            }
-      }
-      __syncthreads();
-    }
-  }
 
   // int8: the int32 tile -> this split's fp32 partial, in place (each thread rewrites the
   // 8 words it read): x = acc - za[m] * wsum[n] in int64 (|za * wsum| reaches 2^31 * 128;

@@ -83,6 +83,18 @@ __device__ __forceinline__ Fp8ActItem load_item(const uint4* x_row, int64_t item
   return Fp8ActItem{{a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w}};
 }
 
+// This thread's items of chunk c of a row into t (slot j: item item_at(c, j)); ok[j]: the item
+// exists (inside the row; every slot false for a row past m, `row_ok` false).
+template <int kSlots, typename ItemAt>
+__device__ __forceinline__ void load_chunk(const uint4* x_row, int64_t items, bool row_ok, int64_t c, ItemAt item_at,
+                                           Fp8ActItem (&t)[kSlots], bool (&ok)[kSlots]) {
+#pragma unroll
+  for (int j = 0; j < kSlots; ++j) {
+    ok[j] = row_ok && item_at(c, j) < items;
+    if (ok[j]) t[j] = load_item(x_row, item_at(c, j));
+  }
+}
+
 template <bool kBf16>
 __device__ __forceinline__ float item_elem(const Fp8ActItem& it, int e) {
   const uint32_t word = it.w[e / 2];
@@ -188,11 +200,7 @@ __global__ void __launch_bounds__(kActQuantMaxThreadsPerRow)
       for (int64_t c = 0; c < chunks; ++c) {
         Fp8ActItem t[kSlots] = {};
         bool ok[kSlots];
-#pragma unroll
-        for (int j = 0; j < kSlots; ++j) {
-          ok[j] = item_at(c, j) < p.items;
-          if (ok[j]) t[j] = load_item(x_row, item_at(c, j));
-        }
+        load_chunk(x_row, p.items, true, c, item_at, t, ok);
 #pragma unroll
         for (int j = 0; j < kSlots; ++j)
           if (ok[j]) amax = fmaxf(amax, item_amax<kBf16>(t[j]));
@@ -215,11 +223,7 @@ __global__ void __launch_bounds__(kActQuantMaxThreadsPerRow)
       Fp8ActItem cache[kSlots] = {};
       bool ok[kSlots];
       float amax = 0.0f;
-#pragma unroll
-      for (int j = 0; j < kSlots; ++j) {
-        ok[j] = row_ok && item_at(0, j) < p.items;
-        if (ok[j]) cache[j] = load_item(x_row, item_at(0, j));
-      }
+      load_chunk(x_row, p.items, row_ok, 0, item_at, cache, ok);
 #pragma unroll
       for (int j = 0; j < kSlots; ++j)
         if (ok[j]) amax = fmaxf(amax, item_amax<kBf16>(cache[j]));
@@ -253,11 +257,7 @@ __global__ void __launch_bounds__(kActQuantMaxThreadsPerRow)
       for (int64_t c = 0; c < chunks; ++c) {
         Fp8ActItem t[kSlots] = {};
         bool ok[kSlots];
-#pragma unroll
-        for (int j = 0; j < kSlots; ++j) {
-          ok[j] = row_ok && item_at(c, j) < p.items;
-          if (ok[j]) t[j] = load_item(x_row, item_at(c, j));
-        }
+        load_chunk(x_row, p.items, row_ok, c, item_at, t, ok);
 #pragma unroll
         for (int j = 0; j < kSlots; ++j) {
           float amax = ok[j] ? item_amax<kBf16>(t[j]) : 0.0f;
@@ -291,11 +291,7 @@ __global__ void __launch_bounds__(kActQuantMaxThreadsPerRow)
       for (int64_t c = 0; c < chunks; ++c) {
         Fp8ActItem t[kSlots] = {};
         bool ok[kSlots];
-#pragma unroll
-        for (int j = 0; j < kSlots; ++j) {
-          ok[j] = item_at(c, j) < p.items;
-          if (ok[j]) t[j] = load_item(x_row, item_at(c, j));
-        }
+        load_chunk(x_row, p.items, true, c, item_at, t, ok);
 #pragma unroll
         for (int j = 0; j < kSlots; ++j)
           if (ok[j]) q_row[item_at(c, j)] = item_codes<kBf16>(t[j], inv);
@@ -468,11 +464,7 @@ __global__ void __launch_bounds__(kActQuantMaxThreadsPerRow)
     for (int64_t c = 0; c < chunks; ++c) {
       Fp8ActItem t[kSlots] = {};
       bool ok[kSlots];
-#pragma unroll
-      for (int j = 0; j < kSlots; ++j) {
-        ok[j] = item_at(c, j) < p.items;
-        if (ok[j]) t[j] = load_item(x_row, item_at(c, j));
-      }
+      load_chunk(x_row, p.items, true, c, item_at, t, ok);
 #pragma unroll
       for (int j = 0; j < kSlots; ++j)
         if (ok[j]) q_row[item_at(c, j)] = item_int8_codes<kBf16, kZeroPoint>(t[j], s, z);
@@ -490,11 +482,7 @@ __global__ void __launch_bounds__(kActQuantMaxThreadsPerRow)
       else
         hi = fmaxf(hi, item_amax<kBf16>(it));
     };
-#pragma unroll
-    for (int j = 0; j < kSlots; ++j) {
-      ok[j] = row_ok && item_at(0, j) < p.items;
-      if (ok[j]) cache[j] = load_item(x_row, item_at(0, j));
-    }
+    load_chunk(x_row, p.items, row_ok, 0, item_at, cache, ok);
 #pragma unroll
     for (int j = 0; j < kSlots; ++j)
       if (ok[j]) reduce_item(cache[j]);
