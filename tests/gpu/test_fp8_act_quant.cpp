@@ -758,6 +758,22 @@ void check_int8_case(const ActQuantDesc& d, const std::vector<float>& x, const s
   if (finite) expect_same(gpu, int8_host_quantizer(d.mode, x, d.m, d.k), d.k, what + " (gpu vs quantize_int8)");
 }
 
+// The int8 quantizer's outputs as a GEMM read them: codes, m scales and (zero point) m zeros.
+Quantized download_int8(const DeviceBuffer& dq, const DeviceBuffer& ds, const DeviceBuffer& dz, int64_t m,
+                        bool zero_point) {
+  Quantized gpu;
+  gpu.q = dq.download();
+  const std::vector<uint8_t> sraw = ds.download();
+  gpu.scales.resize(static_cast<size_t>(m));
+  std::memcpy(gpu.scales.data(), sraw.data(), sraw.size());
+  if (zero_point) {
+    const std::vector<uint8_t> zraw = dz.download();
+    gpu.zeros.resize(static_cast<size_t>(m));
+    std::memcpy(gpu.zeros.data(), zraw.data(), zraw.size());
+  }
+  return gpu;
+}
+
 void int8_sweep(ActQuantMode mode, DType t) {
   LOWBIT_REQUIRE_GPU();
   for (int64_t m : {1, 3, 64, 1000})
@@ -856,16 +872,7 @@ TEST(smxx_int8_act_quant, graph_capture) {
           LOWBIT_CUDA_CHECK(cudaMemsetAsync(dzeros.get(), kZerosPoisonByte, dzeros.bytes(), stream.get()));
         },
         [&](int) {
-          Quantized gpu;
-          gpu.q = dq.download();
-          const std::vector<uint8_t> raw = dscales.download();
-          gpu.scales.resize(raw.size() / 4);
-          std::memcpy(gpu.scales.data(), raw.data(), raw.size());
-          if (mode == ActQuantMode::kInt8PerTokenZeroPoint) {
-            const std::vector<uint8_t> zraw = dzeros.download();
-            gpu.zeros.resize(zraw.size() / 4);
-            std::memcpy(gpu.zeros.data(), zraw.data(), zraw.size());
-          }
+          const Quantized gpu = download_int8(dq, dscales, dzeros, m, mode == ActQuantMode::kInt8PerTokenZeroPoint);
           expect_same(gpu, run_cpu(d, bytes, 1.0f), k, case_name(d, "graph replay", seed));
         });
   }
@@ -969,22 +976,6 @@ struct GpuInt8Layer {
     return out;
   }
 };
-
-// The int8 quantizer's outputs as a GEMM read them: codes, m scales and (zero point) m zeros.
-Quantized download_int8(const DeviceBuffer& dq, const DeviceBuffer& ds, const DeviceBuffer& dz, int64_t m,
-                        bool zero_point) {
-  Quantized gpu;
-  gpu.q = dq.download();
-  const std::vector<uint8_t> sraw = ds.download();
-  gpu.scales.resize(static_cast<size_t>(m));
-  std::memcpy(gpu.scales.data(), sraw.data(), sraw.size());
-  if (zero_point) {
-    const std::vector<uint8_t> zraw = dz.download();
-    gpu.zeros.resize(static_cast<size_t>(m));
-    std::memcpy(gpu.zeros.data(), zraw.data(), zraw.size());
-  }
-  return gpu;
-}
 
 // `out`, the GEMM's output on the GPU quantizer's codes `gpu`: the same bytes as the GEMM on
 // the reference quantizer's codes `host` (`host_name` in messages), and within 8e-3 of the
@@ -1242,16 +1233,7 @@ TEST(smxx_int8_act_quant, static_graph_capture) {
           LOWBIT_CUDA_CHECK(cudaMemsetAsync(dzeros.get(), kZerosPoisonByte, dzeros.bytes(), stream.get()));
         },
         [&](int) {
-          Quantized gpu;
-          gpu.q = dq.download();
-          const std::vector<uint8_t> raw = dscales.download();
-          gpu.scales.resize(raw.size() / 4);
-          std::memcpy(gpu.scales.data(), raw.data(), raw.size());
-          if (zp) {
-            const std::vector<uint8_t> zraw = dzeros.download();
-            gpu.zeros.resize(zraw.size() / 4);
-            std::memcpy(gpu.zeros.data(), zraw.data(), zraw.size());
-          }
+          const Quantized gpu = download_int8(dq, dscales, dzeros, m, zp);
           expect_same(gpu, run_cpu(d, bytes, s, 0xFF, z), k, static_case_name(d, s, z, seed) + " (graph replay)");
         });
   }
