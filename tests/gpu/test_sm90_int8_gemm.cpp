@@ -202,9 +202,17 @@ TEST(sm90_int8_gemm, edges) {
 
 TEST(sm90_int8_gemm, forced_plans) {
   LOWBIT_REQUIRE_HOPPER();
-  for (int c = 0; c < cuda::kSm90Fp8ConfigCount; ++c)
+  for (int c = 0; c < cuda::kSm90Fp8ConfigCount; ++c) {
+    if (!cuda::kSm90Fp8Configs[c].int8) {  // fp8-only widths: refused by name
+      const GemmDesc d = desc_of(200, 320, 7 * 128 - 48, false, DType::kF16, false);
+      EXPECT_THROW((void)cuda::sm90_int8_gemm_make_with_plan(d, cuda::gpu_spec(0), cuda::Sm90Fp8Plan{c, 1, 0, 0, ""}),
+                   Error)
+          << cuda::kSm90Fp8Configs[c].tag;
+      continue;
+    }
     for (int splits : {1, 2, 3, 7})
       for (bool zp : {false, true}) run_plan(cuda::kSm90Fp8Configs[c].consumers == 2 ? 200 : 70, 320, 7 * 128 - 48, zp, c, splits);
+  }
 }
 
 // The largest products (-128 x -128, and with the zero point |q - z| = 255) at the largest k

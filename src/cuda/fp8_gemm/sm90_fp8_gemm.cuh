@@ -43,6 +43,7 @@
 #include "cuda/ptx/smxx_config.hpp"
 #include "cuda/ptx/tma.cuh"
 #include "cuda/ptx/wgmma.cuh"
+#include "cuda/ptx/wgmma_e4m3_gen.cuh"
 #include "cuda/ptx/wgmma_s8.cuh"
 
 namespace lowbit::cuda::sm90fp8 {
@@ -85,10 +86,17 @@ __device__ __forceinline__ Unit sk_segment(const Sm90Fp8Params& p, int64_t pos, 
 
 template <int BN>
 __device__ __forceinline__ void wgmma_k32(float (&d)[BN / 2], uint64_t da, uint64_t db, bool acc) {
+  static_assert(BN == 64 || BN == 96 || BN == 112 || BN == 128 || BN == 144 || BN == 192, "no wgmma wrapper");
   if constexpr (BN == 192)
     ptx::wgmma_m64n192k32_f32_e4m3(d, da, db, acc);
+  else if constexpr (BN == 144)
+    ptx::wgmma_m64n144k32_f32_e4m3(d, da, db, acc);
   else if constexpr (BN == 128)
     ptx::wgmma_m64n128k32_f32_e4m3(d, da, db, acc);
+  else if constexpr (BN == 112)
+    ptx::wgmma_m64n112k32_f32_e4m3(d, da, db, acc);
+  else if constexpr (BN == 96)
+    ptx::wgmma_m64n96k32_f32_e4m3(d, da, db, acc);
   else
     ptx::wgmma_m64n64k32_f32_e4m3(d, da, db, acc);
 }
@@ -96,12 +104,28 @@ __device__ __forceinline__ void wgmma_k32(float (&d)[BN / 2], uint64_t da, uint6
 // int8 (sm90_int8_gemm): exact int32 accumulators.
 template <int BN>
 __device__ __forceinline__ void wgmma_k32_s8(int32_t (&d)[BN / 2], uint64_t da, uint64_t db, bool acc) {
+  static_assert(BN == 64 || BN == 128 || BN == 192, "no s8 wgmma wrapper");
   if constexpr (BN == 192)
     ptx::wgmma_m64n192k32_s32_s8(d, da, db, acc);
   else if constexpr (BN == 128)
     ptx::wgmma_m64n128k32_s32_s8(d, da, db, acc);
   else
     ptx::wgmma_m64n64k32_s32_s8(d, da, db, acc);
+}
+
+// Block mode, BN = 96 / 112 / 144: calls f(std::integral_constant<int, hi>) for the run-time
+// `hi` (a multiple of kStep in [kStep, kMax]; kMax = BN / 8: no second weight-scale block), so
+// that each place of the boundary gets its own copy of the K loop (as BN = 192's two).
+template <int kHi, int kStep, int kMax, typename F>
+__device__ __forceinline__ void dispatch_hi_from(int hi, const F& f) {
+  if constexpr (kHi >= kMax) {
+    f(std::integral_constant<int, kMax>{});
+  } else {
+    if (hi == kHi)
+      f(std::integral_constant<int, kHi>{});
+    else
+      dispatch_hi_from<kHi + kStep, kStep, kMax>(hi, f);
+  }
 }
 
 __device__ __forceinline__ uint32_t pack_out(float a, float b, int bf16) {
@@ -146,12 +170,16 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
   const uint32_t base = (raw + 1023u) & ~1023u;
   uint8_t* const gbase = smem_raw + (base - raw);
   const uint32_t tiles = base;                                // stage s: A at s*kStageBytes, W after it
-  // Output staging (splits == 1): per consumer warpgroup BN / 64 boxes of 64 rows x 64
-  // columns (128 bytes, 128-byte swizzle), written from registers and stored by the TMA.
-  // Right after the stages, so that every box is 1024-byte aligned: the swizzle permutes by
-  // address bits 7..9, and the TMA's pattern must match the one the stores below assume.
-  constexpr uint32_t kOutBox = 64 * 128;
-  constexpr uint32_t kOutBytes = kConsumers * (BN / 64) * kOutBox;
+  // Output staging (splits == 1): per consumer warpgroup BN / kBoxCols boxes of 64 rows x
+  // kBoxCols columns (kBoxCols = 64 / 32 / 16: rows of 128 / 64 / 32 bytes, swizzled over the
+  // row: sm90_fp8_out_box_cols()), written from registers and stored by the TMA. Right after
+  // the stages, so that every box is 1024-byte aligned: the swizzle permutes by address bits
+  // 7..9 (128 B; 7..8 for 64 B, 7 for 32 B), and the TMA's pattern must match the one the
+  // stores below assume.
+  constexpr int kBoxCols = sm90_fp8_out_box_cols(BN);
+  constexpr uint32_t kBoxRowBytes = 2 * kBoxCols;
+  constexpr uint32_t kOutBox = 64 * kBoxRowBytes;
+  constexpr uint32_t kOutBytes = kConsumers * (BN / kBoxCols) * kOutBox;
   const uint32_t out_stage = base + kStages * kStageBytes;
   float* const sa_smem = reinterpret_cast<float*>(gbase + kStages * kStageBytes + kOutBytes);  // (kStages, BM)
   const uint32_t bars = out_stage + kOutBytes + kStages * BM * 4;
@@ -242,7 +270,8 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
   int32_t iacc[kInt8 ? BN / 2 : 1];  // int8: the tensor core's exact sums
   uint32_t it = 0;
   // A tile of BN columns covers one 128-row weight-scale block when BN divides 128, else
-  // (BN = 192) up to two: columns before `split_col` (in the tile) use block n0 / 128.
+  // (BN = 96, 112, 144, 192) up to two: columns before `split_col` (in the tile) use block
+  // n0 / 128. (BN <= 144 or BN = 192 with n0 a multiple of 64: never three.)
   constexpr bool kTwoScaleBlocks = (128 % BN) != 0;
   const int n_blocks = (p.n + 127) / 128;
 
@@ -276,7 +305,8 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
   // weight scales of the tile's one or two n blocks for that K block).
   // `hi_from` (a std::integral_constant): the first 8-column group of the tile that takes the
   // second n block's weight scale (BN / 8: none). A compile-time boundary, so that the
-  // promotion is 4 FMUL + BN / 2 FFMA; a run-time one cost a select and a multiply per group.
+  // promotion is 4 FMUL + BN / 2 FFMA; a run-time one cost a select and a multiply per group
+  // (BN = 192), two selects per group (BN = 112: block mode 14% slower than with these copies).
   auto finish = [&](auto hi_from, float (&d)[BN / 2], uint32_t i, float2 a, float2 sw) {
     ptx::wgmma_fence_operand(d);
     const int s = static_cast<int>(i % kStages);
@@ -416,12 +446,17 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     };
     if constexpr (kInt8) {
       int8_loop();
-    } else if constexpr (kBlock && kTwoScaleBlocks) {
+    } else if constexpr (kBlock && kTwoScaleBlocks && BN == 192) {
       // BN = 192: n0 is a multiple of 64, so the second n block starts at column 64 or 128.
       if (split_col == 64)
         k_loop(std::integral_constant<int, 8>{});
       else
         k_loop(std::integral_constant<int, 16>{});
+    } else if constexpr (kBlock && kTwoScaleBlocks) {
+      // n0 a multiple of gcd(BN, 128): the boundary at any such step of the tile (split_col >=
+      // BN: the whole tile in the first block); one loop copy per place.
+      constexpr int kStep = (BN % 32 == 0 ? 32 : 16) / 8;
+      dispatch_hi_from<kStep, kStep, BN / 8>(min(split_col, BN) / 8, [&](auto hi_from) { k_loop(hi_from); });
     } else {
       k_loop(std::integral_constant<int, BN / 8>{});
     }
@@ -550,7 +585,7 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
       // Wait until this warpgroup's previous tile store has read the staging boxes.
       if (t == 0) ptx::tma_store_wait_read();
       ptx::named_barrier_sync(1 + wg, 128);
-      const uint32_t my_boxes = out_stage + wg * (BN / 64) * kOutBox;
+      const uint32_t my_boxes = out_stage + wg * (BN / kBoxCols) * kOutBox;
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j) {
         const int col = 8 * j + col_in_frag;  // in the tile
@@ -559,9 +594,13 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int r = 16 * warp + lane / 4 + 8 * h;  // row in the warpgroup's 64
-          const int cb = col % 64;                     // column in the box
-          // 128-byte swizzle: 16-byte chunk (cb / 8) of row r sits at chunk (cb / 8) ^ (r % 8).
-          const uint32_t addr = my_boxes + (col / 64) * kOutBox + r * 128 + ((((cb / 8) ^ (r % 8)) * 16) | ((cb % 8) * 2));
+          const int cb = col % kBoxCols;               // column in the box
+          // The swizzle over a row of kBoxRowBytes: 16-byte chunk (cb / 8) of row r sits at
+          // chunk (cb / 8) ^ (address bits 7.. of the row's start, as many bits as the row has
+          // chunk-index bits): r % 8 for 128-byte rows, (r / 2) % 4 for 64, (r / 4) % 2 for 32.
+          const int swz = static_cast<int>((r * kBoxRowBytes) >> 7) & static_cast<int>(kBoxRowBytes / 16 - 1);
+          const uint32_t addr = my_boxes + (col / kBoxCols) * kOutBox + r * kBoxRowBytes +
+                                ((((cb / 8) ^ swz) * 16) | ((cb % 8) * 2));
           const uint32_t v = pack_out(acc[4 * j + 2 * h] + b.x, acc[4 * j + 2 * h + 1] + b.y, p.out_bf16);
           asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
         }
@@ -570,8 +609,8 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
       ptx::named_barrier_sync(1 + wg, 128);
       if (t == 0) {
 #pragma unroll
-        for (int b = 0; b < BN / 64; ++b)
-          ptx::tma_store_2d(&tmap_out, my_boxes + b * kOutBox, n0 + 64 * b, m0 + 64 * wg);
+        for (int b = 0; b < BN / kBoxCols; ++b)
+          ptx::tma_store_2d(&tmap_out, my_boxes + b * kOutBox, n0 + kBoxCols * b, m0 + 64 * wg);
         ptx::tma_store_commit();
       }
       return;

@@ -43,6 +43,9 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
     if (int8_ && plan_.sk_tiles != 0) throw Error(std::string(who_) + "has no stream-K (sk_tiles must be 0)");
     if (plan_.config < 0 || plan_.config >= kSm90Fp8ConfigCount)
       throw Error(std::string(who_) + "no configuration " + std::to_string(plan_.config));
+    if (int8_ && !kSm90Fp8Configs[plan_.config].int8)
+      throw Error(std::string(who_) + "configuration " + kSm90Fp8Configs[plan_.config].tag +
+                  " is fp8-only (not instantiated for int8)");
     const int64_t k_blocks = fp8_k_blocks(d_.k);
     if (plan_.splits < 1 || plan_.splits > k_blocks)
       throw Error(std::string(who_) + "splits must be in 1.." + std::to_string(k_blocks) + ", got " +
@@ -129,10 +132,15 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
                              CU_TENSOR_MAP_SWIZZLE_128B, "W", who_);
         !s.ok())
       return s;
-    // The output as 16-bit elements in 64 x 64 boxes (one per consumer warpgroup and 64
-    // columns; the kernel's staging layout).
-    if (Status s = encode_2d(&map_out, CU_TENSOR_MAP_DATA_TYPE_UINT16, args.out, d_.m, d_.n, d_.n * 2, 64, 64,
-                             CU_TENSOR_MAP_SWIZZLE_128B, "out", who_);
+    // The output as 16-bit elements in boxes of 64 rows x 64, 32 or 16 columns, swizzled over
+    // their 128, 64 or 32-byte rows (one per consumer warpgroup and box of columns; the
+    // kernel's staging layout, sm90_fp8_out_box_cols()).
+    const int box_cols = sm90_fp8_out_box_cols(bn_);
+    const CUtensorMapSwizzle out_swizzle = box_cols == 64   ? CU_TENSOR_MAP_SWIZZLE_128B
+                                           : box_cols == 32 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                                            : CU_TENSOR_MAP_SWIZZLE_32B;
+    if (Status s = encode_2d(&map_out, CU_TENSOR_MAP_DATA_TYPE_UINT16, args.out, d_.m, d_.n, d_.n * 2, 64, box_cols,
+                             out_swizzle, "out", who_);
         !s.ok())
       return s;
     const int64_t k_blocks = fp8_k_blocks(d_.k);

@@ -14,7 +14,7 @@ template <int C>
 constexpr bool fits() {
   return sm90_fp8_smem_bytes(kSm90Fp8Configs[C]) <= 227 * 1024;
 }
-static_assert(fits<0>() && fits<1>() && fits<2>() && fits<3>(),
+static_assert(fits<0>() && fits<1>() && fits<2>() && fits<3>() && fits<4>() && fits<5>() && fits<6>(),
               "a configuration needs more than 227 KB of shared memory");
 
 template <int C, bool kBlock, bool kStreamK>
@@ -32,12 +32,15 @@ KernelFn kernel_of(bool block, bool stream_k) {
 // Stream-K is a separate instantiation so that the kernels without it are the code they were
 // before it (a shared walk cost them 7% in Suite 2: uniform-register loop state was lost).
 KernelFn kernel_for(int config, bool block, bool stream_k) {
-  static_assert(kSm90Fp8ConfigCount == 4, "one line per configuration below");
+  static_assert(kSm90Fp8ConfigCount == 7, "one line per configuration below");
   switch (config) {
     case 0: return kernel_of<0>(block, stream_k);
     case 1: return kernel_of<1>(block, stream_k);
     case 2: return kernel_of<2>(block, stream_k);
     case 3: return kernel_of<3>(block, stream_k);
+    case 4: return kernel_of<4>(block, stream_k);
+    case 5: return kernel_of<5>(block, stream_k);
+    case 6: return kernel_of<6>(block, stream_k);
     default: return nullptr;
   }
 }

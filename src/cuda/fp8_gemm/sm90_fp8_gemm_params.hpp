@@ -14,17 +14,26 @@ namespace lowbit::cuda {
 // A compiled configuration: BM = 64 * consumers rows (one consumer warpgroup per 64 rows),
 // BN columns, BK = 128 (one fp8 row of 128 bytes = the 128-byte swizzle span = one scale
 // block of the block mode), `stages` shared-memory stages of A and W tiles.
+// `int8`: also instantiated for sm90_int8_gemm (the plan offers the others to fp8 only).
 struct Sm90Fp8Config {
   int consumers;
   int block_n;
   int stages;
   const char* tag;
+  bool int8 = true;
 };
 inline constexpr Sm90Fp8Config kSm90Fp8Configs[] = {
     {1, 128, 8, "m64n128"},   // small m (decode): 24 KB per stage, 192 KB in flight per SM
     {2, 128, 5, "m128n128"},  // large m: 32 KB per stage, two consumer warpgroups
     {1, 64, 10, "m64n64"},    // small m and small n (more tiles to spread over the SMs)
     {2, 192, 4, "m128n192"},  // large m, larger tile: 40 KB per stage, 17% fewer bytes per flop
+    // Widths between, for the wave count at 1-4 waves of tiles (DeepGEMM's choices on Suite 2
+    // at m = 1024: n = 1536 in 16 tiles of 96, 7168 in 64 of 112, 4608 in 32 of 144;
+    // bench/results/2026-11-26-h200-1ced834/deepgemm-suite2.md). Their tiles cross a 128-wide
+    // weight-scale block at a place that depends on the tile (block mode: a run-time boundary).
+    {2, 96, 6, "m128n96", false},
+    {2, 112, 6, "m128n112", false},
+    {2, 144, 5, "m128n144", false},
 };
 inline constexpr int kSm90Fp8ConfigCount = sizeof(kSm90Fp8Configs) / sizeof(kSm90Fp8Configs[0]);
 inline constexpr int kSm90Fp8BlockK = 128;
@@ -52,6 +61,13 @@ struct Sm90Fp8Params {
   int out_bf16;
   float* partial;  // splits > 1: (splits, m, n) fp32 partial sums, summed by the reduce kernel
 };
+
+// The output staging boxes (sm90_fp8_gemm.cuh, epilogue): 64 rows x this many 16-bit columns,
+// swizzled over their row of 2 x that many bytes (128 / 64 / 32-byte swizzle): the widest of
+// 64 / 32 / 16 that divides BN.
+inline constexpr int sm90_fp8_out_box_cols(int block_n) {
+  return block_n % 64 == 0 ? 64 : block_n % 32 == 0 ? 32 : 16;
+}
 
 // Shared memory bytes of configuration `c` (tiles, activation-scale tiles, the output
 // staging boxes, barriers, the slack that aligns the tiles to 1024 bytes). At most 227 KB.

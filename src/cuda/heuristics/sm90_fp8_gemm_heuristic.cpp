@@ -37,12 +37,23 @@ namespace lowbit::cuda {
 
 namespace {
 
-// Measured clocks per K block of the two-consumer configurations (header comment).
-double two_consumer_kblock_clk(const Sm90Fp8Config& cfg) { return cfg.block_n == 192 ? 1324.0 : 950.0; }
+// Clocks per K block of the two-consumer configurations (header comment): measured for 128 and
+// 192 columns; 96, 112 and 144 on the line through those two. That line is a ranking device,
+// not a measurement: with it the plan picks the widths that measured fastest (H100, lowbit
+// bench, 2026-11-26, against the four configurations before them: Suite 1 at m = 128 / 256 and
+// five Suite 2 shapes at m = 1024, 1-30% faster), while the times those runs imply per K block
+// are closer to n128's (n96 0.90, n112 0.985, n144 / n192 0.89: narrower tiles save less than
+// their width); clocks fitted to those ratios ranked o at m = 256 and 4608 x 7168 at m = 1024
+// onto plans measured 20-40% slower (split-K and stream-K costs the model underrates there).
+double two_consumer_kblock_clk(const Sm90Fp8Config& cfg) {
+  if (cfg.block_n == 192) return 1324.0;
+  if (cfg.block_n == 128) return 950.0;
+  return 950.0 + (cfg.block_n - 128) * (1324.0 - 950.0) / 64.0;
+}
 
 }  // namespace
 
-Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count, bool stream_k) {
+Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count, bool stream_k, bool int8) {
   constexpr double kClockPerUs = 1900.0, kDramBytesPerUs = 4.26e6, kFlopsPerClk = 8192.0, kLoadBytesPerClk = 48.0;
   constexpr double kUnitClk = 900.0, kReduceUs = 2.0;
   const int64_t k_blocks = (k + kSm90Fp8BlockK - 1) / kSm90Fp8BlockK;
@@ -58,6 +69,10 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count, bo
   // conditions hold (measurements).
   const char* sk_env = std::getenv("LOWBIT_SM90_FP8_SK");
   const int sk_mode = sk_env != nullptr ? std::atoi(sk_env) : -1;
+  // LOWBIT_SM90_FP8_WIDTHS=0: not the widths 96 / 112 / 144 (a measurement knob: the plans
+  // before them).
+  const char* widths_env = std::getenv("LOWBIT_SM90_FP8_WIDTHS");
+  const bool new_widths = widths_env == nullptr || std::atoi(widths_env) != 0;
   double best_dp_clk = 1e300;  // the chosen whole-tile plan's clocks per SM, for the stream-K rule
   Sm90Fp8Plan best;
   double best_us = 1e300;
@@ -67,6 +82,12 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count, bo
     // Two consumer warpgroups only pay off once both have rows to compute.
     if ((m <= 64) != (cfg.consumers == 1)) continue;
     if (forced >= 0 && c != forced) continue;
+    if (int8 && !cfg.int8) continue;
+    // The widths 96 / 112 / 144 from 8 K blocks on: at 2 (7168 x 256, m = 1024) n112 measured
+    // 11% slower than n192 (more, shorter units; the model's 900 clocks per unit underrate
+    // them); every shape where they measured faster had k >= 1536.
+    const bool narrow = cfg.block_n != 64 && cfg.block_n != 128 && cfg.block_n != 192;
+    if (narrow && (!new_widths || k_blocks < 8)) continue;
     const int64_t tiles = ((m + bm - 1) / bm) * ((n + cfg.block_n - 1) / cfg.block_n);
     const double tensor_clk = double(bm) * cfg.block_n * kSm90Fp8BlockK * 2 / kFlopsPerClk;
     const double load_clk = double(std::min<int64_t>(bm, m) + cfg.block_n) * kSm90Fp8BlockK / kLoadBytesPerClk;
@@ -121,7 +142,8 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count, bo
   if (stream_k && sk_mode != 0 && m >= 1024) {
     for (int c = 0; c < kSm90Fp8ConfigCount; ++c) {
       const Sm90Fp8Config& cfg = kSm90Fp8Configs[c];
-      if (cfg.consumers != 2 || (forced >= 0 && c != forced)) continue;
+      // Measured with 128 and 192 columns only.
+      if (cfg.consumers != 2 || (forced >= 0 && c != forced) || (cfg.block_n != 128 && cfg.block_n != 192)) continue;
       const int64_t tiles = ((m + 127) / 128) * ((n + cfg.block_n - 1) / cfg.block_n);
       const bool waves_ok = tiles > sm_count && tiles <= 2 * sm_count && tiles - sm_count <= sm_count / 2;
       if (!waves_ok || k_blocks < 32) continue;

@@ -15,7 +15,9 @@ struct Sm90Fp8Plan {
   std::string why;  // the model's figures for the choice, for `lowbit bench --explain`-like output
 };
 
-// `stream_k` false: never the stream-K rule (sm90_int8_gemm, whose kernels have none).
-Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count, bool stream_k = true);
+// `stream_k` false: never the stream-K rule; `int8`: only the configurations instantiated for
+// int8 (both for sm90_int8_gemm, whose kernels have no stream-K).
+Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count, bool stream_k = true,
+                               bool int8 = false);
 
 }  // namespace lowbit::cuda

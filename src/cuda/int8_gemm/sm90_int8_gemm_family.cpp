@@ -22,7 +22,7 @@ Status sm90_int8_gemm_can_implement(const GemmDesc& d, const GpuSpec& gpu) {
 // The plan is sm90_fp8_gemm's model without stream-K: the same tiles, bytes and tensor-core
 // rate (Hopper's dense int8 and fp8 wgmma rates are equal), not yet fitted to int8 runs.
 std::unique_ptr<detail::GemmImpl> sm90_int8_gemm_make(const GemmDesc& d, const GpuSpec& gpu) {
-  return sm90_8bit_gemm_make_impl(d, gpu, sm90_fp8_gemm_plan(d.m, d.n, d.k, gpu.sm_count, /*stream_k=*/false));
+  return sm90_8bit_gemm_make_impl(d, gpu, sm90_fp8_gemm_plan(d.m, d.n, d.k, gpu.sm_count, /*stream_k=*/false, /*int8=*/true));
 }
 
 std::unique_ptr<detail::GemmImpl> sm90_int8_gemm_make_with_plan(const GemmDesc& d, const GpuSpec& gpu,

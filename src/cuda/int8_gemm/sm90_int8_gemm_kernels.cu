@@ -1,5 +1,6 @@
 // The instantiated sm90_int8_gemm kernels: sm90_fp8_gemm's kernel with int8 operands
-// (kInt8, scaled mode, no stream-K), one per tile configuration of kSm90Fp8Configs.
+// (kInt8, scaled mode, no stream-K), one per tile configuration of kSm90Fp8Configs marked
+// `int8` (the plan offers only those to this family).
 #include "cuda/common/check.hpp"
 #include "cuda/common/launch_attrs.hpp"
 #include "cuda/fp8_gemm/sm90_fp8_gemm.cuh"
@@ -19,7 +20,9 @@ KernelFn kernel_of() {
 }
 
 KernelFn kernel_for(int config) {
-  static_assert(kSm90Fp8ConfigCount == 4, "one line per configuration below");
+  static_assert(kSm90Fp8ConfigCount == 7 && kSm90Fp8Configs[3].int8 && !kSm90Fp8Configs[4].int8 &&
+                    !kSm90Fp8Configs[5].int8 && !kSm90Fp8Configs[6].int8,
+                "one line per int8 configuration below");
   switch (config) {
     case 0: return kernel_of<0>();
     case 1: return kernel_of<1>();
