@@ -58,8 +58,8 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count, bo
   constexpr double kUnitClk = 900.0, kReduceUs = 2.0;
   const int64_t k_blocks = (k + kSm90Fp8BlockK - 1) / kSm90Fp8BlockK;
   const double dram_us = double(m * k + n * k + 2 * m * n) / kDramBytesPerUs;
-  // LOWBIT_SM90_FP8_CONFIG=<index> restricts the choice to one configuration (a measurement
-  // knob for `lowbit bench`; a configuration that does not suit m then leaves the default).
+  // LOWBIT_SM90_FP8_CONFIG=<index> restricts the choice to one configuration, whatever m (a
+  // measurement knob for `lowbit bench`; one the other rules exclude leaves the default).
   const char* env = std::getenv("LOWBIT_SM90_FP8_CONFIG");
   const int forced = env != nullptr ? std::atoi(env) : -1;
   // LOWBIT_SM90_FP8_SPLITS=<s> restricts the split count likewise (a measurement knob).
@@ -79,8 +79,14 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count, bo
   for (int c = 0; c < kSm90Fp8ConfigCount; ++c) {
     const Sm90Fp8Config& cfg = kSm90Fp8Configs[c];
     const int bm = 64 * cfg.consumers;
-    // Two consumer warpgroups only pay off once both have rows to compute.
-    if ((m <= 64) != (cfg.consumers == 1)) continue;
+    // Two consumer warpgroups only pay off once both have rows to compute; up to m = 128 the
+    // one-consumer configurations stay candidates for fp8 (twice the row tiles: H100, lowbit bench,
+    // 2026-11-26, m = 128, per-tensor / block, us: qkv m64n128 13.9 / 14.3 against m128n96 s2
+    // 18.4 / 18.4, o m64n64 10.5 / 11.3 against m128n96 s3 15.1 / 15.2, down m64n64 28.1 /
+    // 31.7 against m128n128 s4 33.4 / 33.8; gate_up keeps m128n112, 46.1 against m64n64's
+    // 59.1; from m = 256 they lose on every layer). A forced configuration runs whatever m.
+    const bool one_ok = m <= 64 || (m <= 128 && !int8);
+    if (forced < 0 && (cfg.consumers == 1 ? !one_ok : m <= 64)) continue;
     if (forced >= 0 && c != forced) continue;
     if (int8 && !cfg.int8) continue;
     // The widths 96 / 112 / 144 from 8 K blocks on: at 2 (7168 x 256, m = 1024) n112 measured
