@@ -43,7 +43,7 @@
 #include "cuda/ptx/smxx_config.hpp"
 #include "cuda/ptx/tma.cuh"
 #include "cuda/ptx/wgmma.cuh"
-#include "cuda/ptx/wgmma_e4m3_gen.cuh"
+#include "cuda/ptx/wgmma_e4m3.cuh"
 #include "cuda/ptx/wgmma_s8.cuh"
 
 namespace lowbit::cuda::sm90fp8 {
