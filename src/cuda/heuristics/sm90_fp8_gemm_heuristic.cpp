@@ -80,12 +80,13 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count, bo
     const Sm90Fp8Config& cfg = kSm90Fp8Configs[c];
     const int bm = 64 * cfg.consumers;
     // Two consumer warpgroups only pay off once both have rows to compute; up to m = 128 the
-    // one-consumer configurations stay candidates for fp8 (twice the row tiles: H100, lowbit bench,
-    // 2026-11-26, m = 128, per-tensor / block, us: qkv m64n128 13.9 / 14.3 against m128n96 s2
-    // 18.4 / 18.4, o m64n64 10.5 / 11.3 against m128n96 s3 15.1 / 15.2, down m64n64 28.1 /
+    // one-consumer configurations stay candidates (twice the row tiles: H100, lowbit bench,
+    // 2026-11-26, m = 128, fp8 per-tensor / block, us: qkv m64n128 13.9 / 14.3 against m128n96
+    // s2 18.4 / 18.4, o m64n64 10.5 / 11.3 against m128n96 s3 15.1 / 15.2, down m64n64 28.1 /
     // 31.7 against m128n128 s4 33.4 / 33.8; gate_up keeps m128n112, 46.1 against m64n64's
-    // 59.1; from m = 256 they lose on every layer). A forced configuration runs whatever m.
-    const bool one_ok = m <= 64 || (m <= 128 && !int8);
+    // 59.1; from m = 256 they lose on every layer; int8 W8A8 at m = 128: qkv 20.54 -> 13.57,
+    // o 17.72 -> 10.85, down 35.02 -> 30.87). A forced configuration runs whatever m.
+    const bool one_ok = m <= 128;
     if (forced < 0 && (cfg.consumers == 1 ? !one_ok : m <= 64)) continue;
     if (forced >= 0 && c != forced) continue;
     if (int8 && !cfg.int8) continue;
