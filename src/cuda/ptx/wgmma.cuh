@@ -94,6 +94,6 @@ LOWBIT_DEVICE void setmaxnreg_dec() {
 }
 
 // The e4m3 x e4m3 wgmma wrappers themselves (m64nNk32, fp32 accumulators, one per tile width
-// sm90_fp8_gemm instantiates) are generated: wgmma_e4m3.cuh (tools/dev/gen_wgmma_s8.py).
+// sm90_fp8_gemm instantiates) are generated: wgmma_e4m3.cuh (tools/dev/gen_wgmma_ss.py).
 
 }  // namespace lowbit::ptx
