@@ -3,7 +3,8 @@
 // registers every 128 columns. Design and numbers: docs/kernels/fp8_gemm.md, "sm90_fp8_gemm".
 //
 // CTA = (kConsumers + 1) warpgroups. Warpgroups 0 .. kConsumers-1 compute (consumer c owns
-// rows 64c .. 64c+63 of the BM x BN tile); warpgroup kConsumers produces: one thread issues
+// rows 64c .. 64c+63 of each wave of 64 kConsumers rows of the BM x BN tile, BM = 64 kConsumers
+// kWaves); warpgroup kConsumers produces: one thread issues
 // the TMA loads of A (BM x 128 bytes), W (BN x 128 bytes) and, in block mode, the BM
 // activation scales of the K block, into a ring of kStages stages.
 //
@@ -150,14 +151,20 @@ __device__ __forceinline__ float2 load_bias2(const void* bias, int col, int bf16
 // (wgmma.wait_group 1; accumulating wgmmas of one shape need no fence between them). The
 // epilogue converts acc - za[m] * wsum[n] (int64) to fp32 once, then scales as kScaled.
 // Neither block scaling nor stream-K (whose fp32 parts would each need the zero-point term).
-template <int kConsumers, int BN, int kStages, bool kBlock, bool kStreamK, bool kInt8 = false>
+// kWaves > 1 (Sm90Fp8Config::waves): the tile has kWaves waves of 64 * kConsumers rows; per K
+// block each consumer issues its four wgmmas once per wave into the one temporary and promotes
+// them into that wave's accumulator, the stage released after the last wave. Not with int8
+// or stream-K.
+template <int kConsumers, int BN, int kStages, bool kBlock, bool kStreamK, bool kInt8 = false, int kWaves = 1>
 __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     sm90_fp8_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_w,
                          const __grid_constant__ CUtensorMap tmap_sa, const __grid_constant__ CUtensorMap tmap_out,
                          const Sm90Fp8Params p) {
 #if LOWBIT_HAS_SM90A
   static_assert(!kInt8 || (!kBlock && !kStreamK), "int8: scaled mode without stream-K only");
-  constexpr int BM = 64 * kConsumers;
+  static_assert(kWaves == 1 || (!kInt8 && !kStreamK), "waves: fp8 without stream-K only");
+  constexpr int kWaveRows = 64 * kConsumers;
+  constexpr int BM = kWaveRows * kWaves;
   constexpr int BK = kSm90Fp8BlockK;
   constexpr uint32_t kATile = BM * BK, kWTile = BN * BK;
   constexpr uint32_t kStageBytes = kATile + kWTile;
@@ -179,7 +186,7 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
   constexpr int kBoxCols = sm90_fp8_out_box_cols(BN);
   constexpr uint32_t kBoxRowBytes = 2 * kBoxCols;
   constexpr uint32_t kOutBox = 64 * kBoxRowBytes;
-  constexpr uint32_t kOutBytes = kConsumers * (BN / kBoxCols) * kOutBox;
+  constexpr uint32_t kOutBytes = kWaves * kConsumers * (BN / kBoxCols) * kOutBox;
   const uint32_t out_stage = base + kStages * kStageBytes;
   float* const sa_smem = reinterpret_cast<float*>(gbase + kStages * kStageBytes + kOutBytes);  // (kStages, BM)
   const uint32_t bars = out_stage + kOutBytes + kStages * BM * 4;
@@ -265,7 +272,8 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
   const int warp = t / 32, lane = t % 32;
   const int row_in_tile = 64 * wg + 16 * warp + lane / 4;  // and row_in_tile + 8
   const int col_in_frag = 2 * (lane % 4);                  // + 8 j
-  float acc[BN / 2];
+  float accw[kWaves][BN / 2];  // wave w: rows kWaveRows * w + row_in_tile (+ 8)
+  float (&acc)[BN / 2] = accw[0];
   float t0[BN / 2];
   int32_t iacc[kInt8 ? BN / 2 : 1];  // int8: the tensor core's exact sums
   uint32_t it = 0;
@@ -275,23 +283,24 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
   constexpr bool kTwoScaleBlocks = (128 % BN) != 0;
   const int n_blocks = (p.n + 127) / 128;
 
-  // Block mode: the thread's two activation scales of K iteration `i` (rows g, g + 8), from
-  // its stage (arrived).
-  auto read_sa = [&](uint32_t i) {
+  // Block mode: the thread's two activation scales of K iteration `i` and wave `w` (rows g,
+  // g + 8), from its stage (arrived).
+  auto read_sa = [&](uint32_t i, int w = 0) {
     const int s = static_cast<int>(i % kStages);
-    return make_float2(sa_smem[s * BM + row_in_tile], sa_smem[s * BM + row_in_tile + 8]);
+    const int r = s * BM + kWaveRows * w + row_in_tile;
+    return make_float2(sa_smem[r], sa_smem[r + 8]);
   };
   // Issue the four wgmmas of K iteration `i` into `d` (one commit group), after waiting for its
   // stage unless `waited`. Block mode: also returns the iteration's activation scales, read
   // before the wgmmas are issued (or `a_pre`, read earlier by the caller). Where these reads
   // sit matters (docs/kernels/fp8_gemm.md, v8): after the wgmmas completed (v7) or after the
   // issue was slower.
-  auto issue = [&](float (&d)[BN / 2], uint32_t i, bool waited = false, float2 a_pre = float2{}) {
+  auto issue = [&](float (&d)[BN / 2], uint32_t i, bool waited = false, float2 a_pre = float2{}, int w = 0) {
     const int s = static_cast<int>(i % kStages);
     if (!waited) ptx::mbarrier_wait_parity(full(s), (i / kStages) & 1);
     float2 a = make_float2(1.f, 1.f);
-    if constexpr (kBlock) a = waited ? a_pre : read_sa(i);
-    const uint64_t da = ptx::wgmma_desc_k_major_sw128(tiles + s * kStageBytes + wg * 64 * BK);
+    if constexpr (kBlock) a = waited ? a_pre : read_sa(i, w);
+    const uint64_t da = ptx::wgmma_desc_k_major_sw128(tiles + s * kStageBytes + (kWaveRows * w + wg * 64) * BK);
     const uint64_t db = ptx::wgmma_desc_k_major_sw128(tiles + s * kStageBytes + kATile);
     ptx::wgmma_fence_operand(d);
     ptx::wgmma_fence();
@@ -307,11 +316,15 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
   // second n block's weight scale (BN / 8: none). A compile-time boundary, so that the
   // promotion is 4 FMUL + BN / 2 FFMA; a run-time one cost a select and a multiply per group
   // (BN = 192), two selects per group (BN = 112: block mode 14% slower than with these copies).
-  auto finish = [&](auto hi_from, float (&d)[BN / 2], uint32_t i, float2 a, float2 sw) {
+  // `w`: the wave (kWaves > 1: the stage is released after the last wave only).
+  auto finish = [&](auto hi_from, float (&d)[BN / 2], uint32_t i, float2 a, float2 sw, int w = 0) {
+    float (&acc)[BN / 2] = accw[w];
     ptx::wgmma_fence_operand(d);
     const int s = static_cast<int>(i % kStages);
-    __syncwarp();
-    if (lane == 0) ptx::mbarrier_arrive(empty(s));
+    if (w == kWaves - 1) {
+      __syncwarp();
+      if (lane == 0) ptx::mbarrier_arrive(empty(s));
+    }
     if constexpr (kBlock) {
       constexpr int kHiFrom = decltype(hi_from)::value;
       const float s0 = a.x * sw.x, s1 = a.y * sw.x, s0b = a.x * sw.y, s1b = a.y * sw.y;
@@ -339,7 +352,9 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     (void)first_sk;
     const int m0 = un.tile_m * BM, n0 = un.tile_n * BN;
 #pragma unroll
-    for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
+    for (int w = 0; w < kWaves; ++w)
+#pragma unroll
+      for (int i = 0; i < BN / 2; ++i) accw[w][i] = 0.f;
     // Block mode, weight scales: lane l of every consumer warp holds sw[n block, kb] for
     // kb = kb_begin + 32 c + l of the current run c of 32 K blocks, the next run loaded 32
     // iterations ahead (one coalesced load per warp and run); iteration i takes its value with
@@ -388,29 +403,43 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
       // issue). The stream-K kernels keep the loop below (this one spilled there), as do the
       // one-consumer configurations (small m: there the earlier wait would hold block i's
       // promotion and stage release back behind the next stage's arrival).
+      // With waves, the steps are (block, wave) pairs: a wave's successor in the same block
+      // needs no wait, only its rows' activation scales.
       if constexpr (kBlock && kConsumers == 2 && !kStreamK) {
         if (nk == 0) return;
         float2 sw = sw_of(0);
         float2 a = issue(t0, it, false);
         for (int i = 0; i < nk; ++i) {
-          float2 a_next = a, sw_next = sw;
-          if (i + 1 < nk) {
-            ptx::mbarrier_wait_parity(full(static_cast<int>((it + i + 1) % kStages)), ((it + i + 1) / kStages) & 1);
-            a_next = read_sa(it + i + 1);
-            sw_next = sw_of(i + 1);
+#pragma unroll
+          for (int w = 0; w < kWaves; ++w) {
+            const bool last = w == kWaves - 1;
+            float2 a_next = a, sw_next = sw;
+            if (!last) {
+              a_next = read_sa(it + i, w + 1);
+            } else if (i + 1 < nk) {
+              ptx::mbarrier_wait_parity(full(static_cast<int>((it + i + 1) % kStages)), ((it + i + 1) / kStages) & 1);
+              a_next = read_sa(it + i + 1);
+              sw_next = sw_of(i + 1);
+            }
+            ptx::wgmma_wait_group<0>();
+            finish(hi_from, t0, it + i, a, sw, w);
+            if (!last)
+              issue(t0, it + i, true, a_next, w + 1);
+            else if (i + 1 < nk)
+              issue(t0, it + i + 1, true, a_next);
+            a = a_next;
+            if (last) sw = sw_next;
           }
-          ptx::wgmma_wait_group<0>();
-          finish(hi_from, t0, it + i, a, sw);
-          if (i + 1 < nk) issue(t0, it + i + 1, true, a_next);
-          a = a_next;
-          sw = sw_next;
         }
       } else {
         for (int i = 0; i < nk; ++i) {
           const float2 sw = sw_of(i);
-          const float2 a = issue(t0, it + i);
-          ptx::wgmma_wait_group<0>();
-          finish(hi_from, t0, it + i, a, sw);
+#pragma unroll
+          for (int w = 0; w < kWaves; ++w) {
+            const float2 a = issue(t0, it + i, false, float2{}, w);
+            ptx::wgmma_wait_group<0>();
+            finish(hi_from, t0, it + i, a, sw, w);
+          }
         }
       }
     };
@@ -551,33 +580,39 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
 
     // Epilogue scales (tensor / row modes), loaded before any store so that no load waits
     // behind a store it might alias.
+    // (kWaves > 1: once per wave, rows kWaveRows * wv on.)
     if constexpr (!kBlock) {
-      const int r0 = min(m0 + row_in_tile, p.m - 1), r1 = min(m0 + row_in_tile + 8, p.m - 1);
-      if constexpr (kInt8) {
-        // acc - za[m] * wsum[n], exact in int64 (|acc| < 2^31, |za * wsum| < 2^31 * 2^7), then
-        // one rounding to fp32. With split-K only split 0 carries the zero-point term.
-        const bool zp = p.za != nullptr && un.split == 0;
-        const int64_t z0 = zp ? p.za[r0] : 0, z1 = zp ? p.za[r1] : 0;
+      auto scale_wave = [&](float (&acc)[BN / 2], int wv) {
+        const int r0 = min(m0 + kWaveRows * wv + row_in_tile, p.m - 1);
+        const int r1 = min(m0 + kWaveRows * wv + row_in_tile + 8, p.m - 1);
+        if constexpr (kInt8) {
+          // acc - za[m] * wsum[n], exact in int64 (|acc| < 2^31, |za * wsum| < 2^31 * 2^7), then
+          // one rounding to fp32. With split-K only split 0 carries the zero-point term.
+          const bool zp = p.za != nullptr && un.split == 0;
+          const int64_t z0 = zp ? p.za[r0] : 0, z1 = zp ? p.za[r1] : 0;
+#pragma unroll
+          for (int j = 0; j < BN / 8; ++j) {
+            const int col = min(n0 + 8 * j + col_in_frag, p.n - 2);
+            const int64_t w0 = zp ? p.wsum[col] : 0, w1 = zp ? p.wsum[col + 1] : 0;
+            acc[4 * j + 0] = static_cast<float>(int64_t(iacc[4 * j + 0]) - z0 * w0);
+            acc[4 * j + 1] = static_cast<float>(int64_t(iacc[4 * j + 1]) - z0 * w1);
+            acc[4 * j + 2] = static_cast<float>(int64_t(iacc[4 * j + 2]) - z1 * w0);
+            acc[4 * j + 3] = static_cast<float>(int64_t(iacc[4 * j + 3]) - z1 * w1);
+          }
+        }
+        const float sa0 = p.sa[p.sa_per_row ? r0 : 0], sa1 = p.sa[p.sa_per_row ? r1 : 0];
 #pragma unroll
         for (int j = 0; j < BN / 8; ++j) {
           const int col = min(n0 + 8 * j + col_in_frag, p.n - 2);
-          const int64_t w0 = zp ? p.wsum[col] : 0, w1 = zp ? p.wsum[col + 1] : 0;
-          acc[4 * j + 0] = static_cast<float>(int64_t(iacc[4 * j + 0]) - z0 * w0);
-          acc[4 * j + 1] = static_cast<float>(int64_t(iacc[4 * j + 1]) - z0 * w1);
-          acc[4 * j + 2] = static_cast<float>(int64_t(iacc[4 * j + 2]) - z1 * w0);
-          acc[4 * j + 3] = static_cast<float>(int64_t(iacc[4 * j + 3]) - z1 * w1);
+          const float2 w = p.sw_per_row ? make_float2(p.sw[col], p.sw[col + 1]) : make_float2(p.sw[0], p.sw[0]);
+          acc[4 * j + 0] = (acc[4 * j + 0] * sa0) * w.x;
+          acc[4 * j + 1] = (acc[4 * j + 1] * sa0) * w.y;
+          acc[4 * j + 2] = (acc[4 * j + 2] * sa1) * w.x;
+          acc[4 * j + 3] = (acc[4 * j + 3] * sa1) * w.y;
         }
-      }
-      const float sa0 = p.sa[p.sa_per_row ? r0 : 0], sa1 = p.sa[p.sa_per_row ? r1 : 0];
+      };
 #pragma unroll
-      for (int j = 0; j < BN / 8; ++j) {
-        const int col = min(n0 + 8 * j + col_in_frag, p.n - 2);
-        const float2 w = p.sw_per_row ? make_float2(p.sw[col], p.sw[col + 1]) : make_float2(p.sw[0], p.sw[0]);
-        acc[4 * j + 0] = (acc[4 * j + 0] * sa0) * w.x;
-        acc[4 * j + 1] = (acc[4 * j + 1] * sa0) * w.y;
-        acc[4 * j + 2] = (acc[4 * j + 2] * sa1) * w.x;
-        acc[4 * j + 3] = (acc[4 * j + 3] * sa1) * w.y;
-      }
+      for (int wv = 0; wv < kWaves; ++wv) scale_wave(accw[wv], wv);
     }
 
     if (p.splits == 1) {
@@ -585,14 +620,17 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
       // Wait until this warpgroup's previous tile store has read the staging boxes.
       if (t == 0) ptx::tma_store_wait_read();
       ptx::named_barrier_sync(1 + wg, 128);
-      const uint32_t my_boxes = out_stage + wg * (BN / kBoxCols) * kOutBox;
+      // Wave w's boxes follow wave w - 1's (kWaves x kConsumers x BN / kBoxCols boxes).
+      auto boxes_of = [&](int w) { return out_stage + (w * kConsumers + wg) * (BN / kBoxCols) * kOutBox; };
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j) {
         const int col = 8 * j + col_in_frag;  // in the tile
         float2 b = make_float2(0.f, 0.f);
         if (p.bias != nullptr) b = load_bias2(p.bias, min(n0 + col, p.n - 2), p.out_bf16);
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
+        for (int wh = 0; wh < 2 * kWaves; ++wh) {
+          const int w = wh / 2, h = wh % 2;
+          const uint32_t my_boxes = boxes_of(w);
           const int r = 16 * warp + lane / 4 + 8 * h;  // row in the warpgroup's 64
           const int cb = col % kBoxCols;               // column in the box
           // The swizzle over a row of kBoxRowBytes: 16-byte chunk (cb / 8) of row r sits at
@@ -601,7 +639,7 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
           const int swz = static_cast<int>((r * kBoxRowBytes) >> 7) & static_cast<int>(kBoxRowBytes / 16 - 1);
           const uint32_t addr = my_boxes + (col / kBoxCols) * kOutBox + r * kBoxRowBytes +
                                 ((((cb / 8) ^ swz) * 16) | ((cb % 8) * 2));
-          const uint32_t v = pack_out(acc[4 * j + 2 * h] + b.x, acc[4 * j + 2 * h + 1] + b.y, p.out_bf16);
+          const uint32_t v = pack_out(accw[w][4 * j + 2 * h] + b.x, accw[w][4 * j + 2 * h + 1] + b.y, p.out_bf16);
           asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
         }
       }
@@ -609,8 +647,13 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
       ptx::named_barrier_sync(1 + wg, 128);
       if (t == 0) {
 #pragma unroll
-        for (int b = 0; b < BN / kBoxCols; ++b)
-          ptx::tma_store_2d(&tmap_out, my_boxes + b * kOutBox, n0 + kBoxCols * b, m0 + 64 * wg);
+        for (int w = 0; w < kWaves; ++w) {
+          // A wave wholly past m stores nothing (the TMA would clip every row anyway).
+          if (kWaves > 1 && m0 + kWaveRows * w + 64 * wg >= p.m) break;
+#pragma unroll
+          for (int b = 0; b < BN / kBoxCols; ++b)
+            ptx::tma_store_2d(&tmap_out, boxes_of(w) + b * kOutBox, n0 + kBoxCols * b, m0 + kWaveRows * w + 64 * wg);
+        }
         ptx::tma_store_commit();
       }
       return;
@@ -618,8 +661,10 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
 
     // ---------------- split-K: fp32 partial sums -> workspace ----------------
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int row = m0 + row_in_tile + 8 * h;
+    for (int wh = 0; wh < 2 * kWaves; ++wh) {
+      const int w = wh / 2, h = wh % 2;
+      const float (&acc)[BN / 2] = accw[w];
+      const int row = m0 + kWaveRows * w + row_in_tile + 8 * h;
       if (row >= p.m) continue;
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j) {

@@ -52,7 +52,9 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
                   std::to_string(plan_.splits));
     block_ = !int8_ && fp8_gemm_mode(d_) == Fp8GemmMode::kBlock;
     const Sm90Fp8Config& c = kSm90Fp8Configs[plan_.config];
-    bm_ = 64 * c.consumers;
+    bm_ = c.block_m();
+    if (plan_.sk_tiles != 0 && c.waves > 1)
+      throw Error(std::string(who_) + "configuration " + c.tag + " has no stream-K (sk_tiles must be 0)");
     bn_ = c.block_n;
     consumers_ = c.consumers;
     const int64_t tiles = ((d_.m + bm_ - 1) / bm_) * ((d_.n + bn_ - 1) / bn_);

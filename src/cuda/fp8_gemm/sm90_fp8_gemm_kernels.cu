@@ -14,13 +14,16 @@ template <int C>
 constexpr bool fits() {
   return sm90_fp8_smem_bytes(kSm90Fp8Configs[C]) <= 227 * 1024;
 }
-static_assert(fits<0>() && fits<1>() && fits<2>() && fits<3>() && fits<4>() && fits<5>() && fits<6>(),
+static_assert(fits<0>() && fits<1>() && fits<2>() && fits<3>() && fits<4>() && fits<5>() && fits<6>() && fits<7>(),
               "a configuration needs more than 227 KB of shared memory");
 
 template <int C, bool kBlock, bool kStreamK>
 KernelFn kernel_of() {
   constexpr Sm90Fp8Config c = kSm90Fp8Configs[C];
-  return &sm90fp8::sm90_fp8_gemm_kernel<c.consumers, c.block_n, c.stages, kBlock, kStreamK>;
+  if constexpr (kStreamK && c.waves > 1)
+    return nullptr;  // no stream-K with waves (the launcher refuses it)
+  else
+    return &sm90fp8::sm90_fp8_gemm_kernel<c.consumers, c.block_n, c.stages, kBlock, kStreamK, false, c.waves>;
 }
 
 template <int C>
@@ -32,7 +35,7 @@ KernelFn kernel_of(bool block, bool stream_k) {
 // Stream-K is a separate instantiation so that the kernels without it are the code they were
 // before it (a shared walk cost them 7% in Suite 2: uniform-register loop state was lost).
 KernelFn kernel_for(int config, bool block, bool stream_k) {
-  static_assert(kSm90Fp8ConfigCount == 7, "one line per configuration below");
+  static_assert(kSm90Fp8ConfigCount == 8, "one line per configuration below");
   switch (config) {
     case 0: return kernel_of<0>(block, stream_k);
     case 1: return kernel_of<1>(block, stream_k);
@@ -41,6 +44,7 @@ KernelFn kernel_for(int config, bool block, bool stream_k) {
     case 4: return kernel_of<4>(block, stream_k);
     case 5: return kernel_of<5>(block, stream_k);
     case 6: return kernel_of<6>(block, stream_k);
+    case 7: return kernel_of<7>(block, stream_k);
     default: return nullptr;
   }
 }
@@ -48,9 +52,11 @@ KernelFn kernel_for(int config, bool block, bool stream_k) {
 }  // namespace
 
 Status sm90_fp8_gemm_prepare(int config, bool block_scaled) {
+  if (config < 0 || config >= kSm90Fp8ConfigCount)
+    return Status::Fail("lowbit: sm90_fp8_gemm: no configuration " + std::to_string(config));
   for (bool stream_k : {false, true}) {
     KernelFn k = kernel_for(config, block_scaled, stream_k);
-    if (k == nullptr) return Status::Fail("lowbit: sm90_fp8_gemm: no configuration " + std::to_string(config));
+    if (k == nullptr) continue;  // stream-K with waves: not instantiated
     LOWBIT_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          sm90_fp8_smem_bytes(kSm90Fp8Configs[config])));
   }
@@ -61,7 +67,9 @@ Status sm90_fp8_gemm_launch(int config, bool block_scaled, const CUtensorMap& a,
                             const CUtensorMap& sa, const CUtensorMap& out, const Sm90Fp8Params& p, int grid,
                             bool pdl, cudaStream_t stream) {
   KernelFn k = kernel_for(config, block_scaled, p.sk_tiles > 0);
-  if (k == nullptr) return Status::Fail("lowbit: sm90_fp8_gemm: no configuration " + std::to_string(config));
+  if (k == nullptr)
+    return Status::Fail("lowbit: sm90_fp8_gemm: no kernel for configuration " + std::to_string(config) +
+                        (p.sk_tiles > 0 ? " with stream-K" : ""));
   const Sm90Fp8Config& c = kSm90Fp8Configs[config];
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(static_cast<unsigned>(grid));

@@ -11,16 +11,21 @@
 
 namespace lowbit::cuda {
 
-// A compiled configuration: BM = 64 * consumers rows (one consumer warpgroup per 64 rows),
-// BN columns, BK = 128 (one fp8 row of 128 bytes = the 128-byte swizzle span = one scale
-// block of the block mode), `stages` shared-memory stages of A and W tiles.
+// A compiled configuration: BM = 64 * consumers * waves rows (each consumer warpgroup owns
+// 64 rows per wave), BN columns, BK = 128 (one fp8 row of 128 bytes = the 128-byte swizzle
+// span = one scale block of the block mode), `stages` shared-memory stages of A and W tiles.
 // `int8`: also instantiated for sm90_int8_gemm (the plan offers the others to fp8 only).
+// `waves` > 1: per K block each consumer runs its wgmmas once per wave of 64 * consumers rows
+// into one temporary, promoting each into that wave's accumulator (256-row tiles: the W tile
+// of a stage serves twice the rows); fp8 only, no stream-K.
 struct Sm90Fp8Config {
   int consumers;
   int block_n;
   int stages;
   const char* tag;
   bool int8 = true;
+  int waves = 1;
+  constexpr int block_m() const { return 64 * consumers * waves; }
 };
 inline constexpr Sm90Fp8Config kSm90Fp8Configs[] = {
     {1, 128, 8, "m64n128"},   // small m (decode): 24 KB per stage, 192 KB in flight per SM
@@ -34,6 +39,9 @@ inline constexpr Sm90Fp8Config kSm90Fp8Configs[] = {
     {2, 96, 6, "m128n96", false},
     {2, 112, 6, "m128n112", false},
     {2, 144, 5, "m128n144", false},
+    // A 256-row tile in two waves (DeepGEMM's BLOCK_M = 256 on most Suite 2 shapes): 48 KB per
+    // stage and 64 KB of output staging, so 3 stages fit.
+    {2, 128, 3, "m256n128", false, 2},
 };
 inline constexpr int kSm90Fp8ConfigCount = sizeof(kSm90Fp8Configs) / sizeof(kSm90Fp8Configs[0]);
 inline constexpr int kSm90Fp8BlockK = 128;
@@ -72,8 +80,8 @@ inline constexpr int sm90_fp8_out_box_cols(int block_n) {
 // Shared memory bytes of configuration `c` (tiles, activation-scale tiles, the output
 // staging boxes, barriers, the slack that aligns the tiles to 1024 bytes). At most 227 KB.
 inline constexpr int sm90_fp8_smem_bytes(const Sm90Fp8Config& c) {
-  return c.stages * (64 * c.consumers + c.block_n) * kSm90Fp8BlockK + c.stages * 64 * c.consumers * 4 +
-         c.consumers * c.block_n * 128 + c.stages * 16 + 1024;
+  return c.stages * (c.block_m() + c.block_n) * kSm90Fp8BlockK + c.stages * c.block_m() * 4 +
+         c.block_m() * c.block_n * 2 + c.stages * 16 + 1024;
 }
 
 // sm90_fp8_gemm_kernels.cu. prepare(): raise the kernel's dynamic shared-memory limit on the

@@ -51,6 +51,23 @@ double two_consumer_kblock_clk(const Sm90Fp8Config& cfg) {
   return 950.0 + (cfg.block_n - 128) * (1324.0 - 950.0) / 64.0;
 }
 
+// The same clocks as those runs imply them (above: n96 0.90 and n112 0.985 of n128's K block,
+// n144 0.89 of n192's), for ranking the 256-row tiles against the plan the line chose.
+double two_consumer_kblock_clk_measured(const Sm90Fp8Config& cfg) {
+  switch (cfg.block_n) {
+    case 96: return 0.90 * 950.0;
+    case 112: return 0.985 * 950.0;
+    case 144: return 0.89 * 1324.0;
+    default: return two_consumer_kblock_clk(cfg);
+  }
+}
+
+// The 256-row tiles (two waves of m128, Sm90Fp8Config::waves): clocks per K block fitted to
+// H100 runs with m256n128 forced (lowbit bench, 2026-11-26, ceil waves, 900 clocks per unit):
+// 1700-1900 on Suite 1 at M = 4096 and Suite 2's one-wave shapes (6144 x 576 / 512 x 7168: 1740
+// / 1640); 1900 ranks every measured shape onto its faster plan (docs/kernels/fp8_gemm.md, v18).
+constexpr double kTallKblockClk = 1900.0;
+
 }  // namespace
 
 Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count, bool stream_k, bool int8) {
@@ -73,12 +90,16 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count, bo
   // before them).
   const char* widths_env = std::getenv("LOWBIT_SM90_FP8_WIDTHS");
   const bool new_widths = widths_env == nullptr || std::atoi(widths_env) != 0;
+  // LOWBIT_SM90_FP8_TALL=0: not the 256-row tiles (a measurement knob: the plans before them).
+  const char* tall_env = std::getenv("LOWBIT_SM90_FP8_TALL");
+  const bool tall_on = tall_env == nullptr || std::atoi(tall_env) != 0;
   double best_dp_clk = 1e300;  // the chosen whole-tile plan's clocks per SM, for the stream-K rule
   Sm90Fp8Plan best;
   double best_us = 1e300;
   for (int c = 0; c < kSm90Fp8ConfigCount; ++c) {
     const Sm90Fp8Config& cfg = kSm90Fp8Configs[c];
-    const int bm = 64 * cfg.consumers;
+    const int bm = cfg.block_m();
+    if (cfg.waves > 1 && forced != c) continue;  // ranked below, against the plan this loop picks
     // Two consumer warpgroups only pay off once both have rows to compute; up to m = 128 the
     // one-consumer configurations stay candidates (twice the row tiles: H100, lowbit bench,
     // 2026-11-26, m = 128, fp8 per-tensor / block, us: qkv m64n128 13.9 / 14.3 against m128n96
@@ -137,6 +158,65 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count, bo
     best.why = "m64n128 split 4: long k at m = 9..32 (measured rule)";
     return best;
   }
+  // The 256-row tiles (m256n128: each stage's W tile serves 256 rows; DeepGEMM's BLOCK_M = 256)
+  // against the plan above, both costed with whole waves (ceil) and the measured clocks per K
+  // block: the exact-wave rule above ranks the 128-row widths among themselves, but ranked the
+  // 256-row tiles wrongly both ways (H100, lowbit bench, 2026-11-26, m256n128 forced against the
+  // default plans, us: o / down at M = 4096 115.9 / 404.2 against m128n192's 134.8 / 472.3 (3.9
+  // against 5.3 waves), qkv / gate_up at M = 4096 184.0 / 895.3 against 171.2 / 849.5). With
+  // this rule every measured shape runs the faster of the two (Suite 1 at M = 512 / 1024 / 4096,
+  // Suite 2); at M = 256 none of Suite 1's layers measured faster on it, so it starts at 512.
+  // A 256-row plan in at most one wave also replaces stream-K (below). `tall_one_wave`: that plan.
+  Sm90Fp8Plan tall_one_wave;
+  tall_one_wave.config = -1;
+  if (forced < 0 && !int8 && tall_on && m >= 512) {
+    auto ceil_us = [&](const Sm90Fp8Config& cfg, int s, double kblock_clk) {
+      const int64_t units = ((m + cfg.block_m() - 1) / cfg.block_m()) * ((n + cfg.block_n - 1) / cfg.block_n) * s;
+      const double waves = std::ceil(double(units) / sm_count);
+      const double sm_us = waves * (double((k_blocks + s - 1) / s) * kblock_clk + kUnitClk) / kClockPerUs;
+      const double split_us = s > 1 ? kReduceUs + double(m) * n * 4 * s * 2 / kDramBytesPerUs : 0.0;
+      return std::max(dram_us, sm_us) + split_us;
+    };
+    const Sm90Fp8Config& bc = kSm90Fp8Configs[best.config];
+    const double base_clk =
+        bc.consumers == 2
+            ? two_consumer_kblock_clk_measured(bc)
+            : std::max(double(bc.block_m()) * bc.block_n * kSm90Fp8BlockK * 2 / kFlopsPerClk,
+                       double(std::min<int64_t>(bc.block_m(), m) + bc.block_n) * kSm90Fp8BlockK / kLoadBytesPerClk);
+    double tall_best = ceil_us(bc, best.splits, base_clk);
+    int tall_config = -1, tall_splits = 1;
+    for (int c = 0; c < kSm90Fp8ConfigCount; ++c) {
+      const Sm90Fp8Config& cfg = kSm90Fp8Configs[c];
+      if (cfg.waves == 1) continue;
+      const int max_splits = static_cast<int>(std::min<int64_t>(k_blocks, 32));
+      for (int s = 1; s <= max_splits; ++s) {
+        if (forced_splits >= 1 && s != std::min(forced_splits, max_splits)) continue;
+        const double us = ceil_us(cfg, s, kTallKblockClk);
+        const int64_t tiles = ((m + cfg.block_m() - 1) / cfg.block_m()) * ((n + cfg.block_n - 1) / cfg.block_n);
+        if (s == 1 && tiles <= sm_count && tall_one_wave.config < 0) {
+          tall_one_wave.config = c;
+          tall_one_wave.why = std::string(cfg.tag) + " split 1: " + std::to_string(tiles) +
+                              " tiles in one wave, in place of stream-K (measured rule)";
+        }
+        if (us < tall_best * 0.999) {
+          tall_best = us;
+          tall_config = c;
+          tall_splits = s;
+        }
+      }
+    }
+    if (tall_config >= 0) {
+      char buf[200];
+      std::snprintf(buf, sizeof(buf), "%s split %d: predicted %.1f us against %.1f for %s split %d (whole waves)",
+                    kSm90Fp8Configs[tall_config].tag, tall_splits, tall_best, ceil_us(bc, best.splits, base_clk),
+                    bc.tag, best.splits);
+      best.config = tall_config;
+      best.splits = tall_splits;
+      best.sk_tiles = 0;
+      best.why = buf;
+      return best;
+    }
+  }
   // Stream-K over every tile (sm90_fp8_gemm.cuh) for a two-consumer configuration, at
   // m >= 1024 (where it was measured; below, the layers are closer to the DRAM bound), when
   // (1) it has between one and two waves of tiles, the last at most half full, (2) k has at
@@ -150,7 +230,9 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count, bo
     for (int c = 0; c < kSm90Fp8ConfigCount; ++c) {
       const Sm90Fp8Config& cfg = kSm90Fp8Configs[c];
       // Measured with 128 and 192 columns only.
-      if (cfg.consumers != 2 || (forced >= 0 && c != forced) || (cfg.block_n != 128 && cfg.block_n != 192)) continue;
+      if (cfg.consumers != 2 || cfg.waves != 1 || (forced >= 0 && c != forced) ||
+          (cfg.block_n != 128 && cfg.block_n != 192))
+        continue;
       const int64_t tiles = ((m + 127) / 128) * ((n + cfg.block_n - 1) / cfg.block_n);
       const bool waves_ok = tiles > sm_count && tiles <= 2 * sm_count && tiles - sm_count <= sm_count / 2;
       if (!waves_ok || k_blocks < 32) continue;
@@ -165,6 +247,11 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count, bo
                     static_cast<long long>(tiles), sk_clk);
       best.why = buf;
     }
+    // A 256-row plan in one wave instead (fp8, m >= 512): on the two Suite 2 shapes where stream-K
+    // was chosen, m256n128 measured faster (H100, lowbit bench, 2026-11-26, block mode, us: 6144
+    // x 512 x 7168 49.2-52.9 against stream-K's 58.1-63.8 and m128n112's 65.0-69.9; 6144 x 576 x
+    // 7168 51.5-53.3 against 58.5-59.7).
+    if (best.sk_tiles > 0 && tall_one_wave.config >= 0) return tall_one_wave;
   }
   return best;
 }
