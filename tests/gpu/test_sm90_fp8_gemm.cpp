@@ -303,6 +303,11 @@ TEST(sm90_fp8_gemm, plan_follows_measurements) {
   EXPECT_EQ(tag(1024, 7168, 2048), "m256n128");
   EXPECT_EQ(tag(1024, 7168, 256), "m256n128");
   EXPECT_EQ(tag(1024, 4096, 512), "m256n128");
+  // At most 4 K blocks from m = 1024 on: the 256-row tile (measured rule; H100, 2026-11-26: 6144 x
+  // 7168 x 256 / 4096 x 512 44.2 / 37.1 against m128n192's 49.1 / 39.4), not at 12 K blocks.
+  EXPECT_EQ(tag(6144, 7168, 256), "m256n128");
+  EXPECT_EQ(tag(6144, 4096, 512), "m256n128");
+  EXPECT_EQ(tag(6144, 3072, 1536), "m128n192");
   const int64_t int8_shapes[][2] = {{4096, 4096}, {1536, 7168}, {28672, 4096}};
   for (int64_t m : {100, 256, 1024})
     for (const auto& nk : int8_shapes)

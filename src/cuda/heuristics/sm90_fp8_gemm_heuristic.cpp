@@ -205,6 +205,19 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count, bo
         }
       }
     }
+    // Short k (at most 4 K blocks) at m >= 1024: the 256-row tile in one split whatever the
+    // ranking above (a measured rule: faster on all four such Suite 2 shapes, H100, lowbit bench,
+    // 2026-11-26, us: m = 1024 x 7168 x 256 / 4096 x 512 10.9 / 9.0 (ranked onto it anyway), m =
+    // 6144 7168 x 256 / 4096 x 512 44.4 / 38.2 against m128n192's 49.2 / 39.3; k = 1536 (12 K
+    // blocks) already slower on it, 64.8 against 62.1 on 6144 x 3072). With a few K blocks per
+    // tile the per-unit costs (the pipeline's restart, the epilogue) weigh most, and the 256-row
+    // tile has the fewest units.
+    if (tall_config < 0 && k_blocks <= 4 && m >= 1024 && forced_splits < 0) {
+      for (int c = 0; c < kSm90Fp8ConfigCount && tall_config < 0; ++c)
+        if (kSm90Fp8Configs[c].waves > 1) tall_config = c;
+      tall_splits = 1;
+      tall_best = ceil_us(kSm90Fp8Configs[tall_config], 1, kTallKblockClk);
+    }
     if (tall_config >= 0) {
       char buf[200];
       std::snprintf(buf, sizeof(buf), "%s split %d: predicted %.1f us against %.1f for %s split %d (whole waves)",
