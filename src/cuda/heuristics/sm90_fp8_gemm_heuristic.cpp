@@ -62,6 +62,15 @@ double two_consumer_kblock_clk_measured(const Sm90Fp8Config& cfg) {
   }
 }
 
+// The one-consumer configurations (m <= 128, bandwidth-bound): max(tensor clocks, load clocks)
+// per K block (header comment); rows past m are zero-filled by the TMA, not read.
+double one_consumer_kblock_clk(const Sm90Fp8Config& cfg, int64_t m) {
+  constexpr double kFlopsPerClk = 8192.0, kLoadBytesPerClk = 48.0;
+  const double tensor_clk = double(cfg.block_m()) * cfg.block_n * kSm90Fp8BlockK * 2 / kFlopsPerClk;
+  const double load_clk = double(std::min<int64_t>(cfg.block_m(), m) + cfg.block_n) * kSm90Fp8BlockK / kLoadBytesPerClk;
+  return std::max(tensor_clk, load_clk);
+}
+
 // The 256-row tiles (two waves of m128, Sm90Fp8Config::waves): clocks per K block fitted to
 // H100 runs with m256n128 forced (lowbit bench, 2026-11-26, ceil waves, 900 clocks per unit):
 // 1700-1900 on Suite 1 at M = 4096 and Suite 2's one-wave shapes (6144 x 576 / 512 x 7168: 1740
@@ -71,7 +80,7 @@ constexpr double kTallKblockClk = 1900.0;
 }  // namespace
 
 Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count, bool stream_k, bool int8) {
-  constexpr double kClockPerUs = 1900.0, kDramBytesPerUs = 4.26e6, kFlopsPerClk = 8192.0, kLoadBytesPerClk = 48.0;
+  constexpr double kClockPerUs = 1900.0, kDramBytesPerUs = 4.26e6;
   constexpr double kUnitClk = 900.0, kReduceUs = 2.0;
   const int64_t k_blocks = (k + kSm90Fp8BlockK - 1) / kSm90Fp8BlockK;
   const double dram_us = double(m * k + n * k + 2 * m * n) / kDramBytesPerUs;
@@ -117,10 +126,7 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count, bo
     const bool narrow = cfg.block_n != 64 && cfg.block_n != 128 && cfg.block_n != 192;
     if (narrow && (!new_widths || k_blocks < 8)) continue;
     const int64_t tiles = ((m + bm - 1) / bm) * ((n + cfg.block_n - 1) / cfg.block_n);
-    const double tensor_clk = double(bm) * cfg.block_n * kSm90Fp8BlockK * 2 / kFlopsPerClk;
-    const double load_clk = double(std::min<int64_t>(bm, m) + cfg.block_n) * kSm90Fp8BlockK / kLoadBytesPerClk;
-    double kblock_clk = std::max(tensor_clk, load_clk);
-    if (cfg.consumers == 2) kblock_clk = two_consumer_kblock_clk(cfg);
+    const double kblock_clk = cfg.consumers == 2 ? two_consumer_kblock_clk(cfg) : one_consumer_kblock_clk(cfg, m);
     const int max_splits = static_cast<int>(std::min<int64_t>(k_blocks, 32));
     for (int s = 1; s <= max_splits; ++s) {
       if (forced_splits >= 1 && s != std::min(forced_splits, max_splits)) continue;
@@ -178,11 +184,7 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count, bo
       return std::max(dram_us, sm_us) + split_us;
     };
     const Sm90Fp8Config& bc = kSm90Fp8Configs[best.config];
-    const double base_clk =
-        bc.consumers == 2
-            ? two_consumer_kblock_clk_measured(bc)
-            : std::max(double(bc.block_m()) * bc.block_n * kSm90Fp8BlockK * 2 / kFlopsPerClk,
-                       double(std::min<int64_t>(bc.block_m(), m) + bc.block_n) * kSm90Fp8BlockK / kLoadBytesPerClk);
+    const double base_clk = bc.consumers == 2 ? two_consumer_kblock_clk_measured(bc) : one_consumer_kblock_clk(bc, m);
     double tall_best = ceil_us(bc, best.splits, base_clk);
     int tall_config = -1, tall_splits = 1;
     for (int c = 0; c < kSm90Fp8ConfigCount; ++c) {
