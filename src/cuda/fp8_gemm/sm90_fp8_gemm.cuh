@@ -283,25 +283,65 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
   constexpr bool kTwoScaleBlocks = (128 % BN) != 0;
   const int n_blocks = (p.n + 127) / 128;
 
-  // Block mode: the thread's two activation scales of K iteration `i` and wave `w` (rows g,
-  // g + 8), from its stage (arrived).
-  auto read_sa = [&](uint32_t i, int w = 0) {
-    const int s = static_cast<int>(i % kStages);
-    const int r = s * BM + kWaveRows * w + row_in_tile;
+  // The ring position of K iteration `i`: its stage i % kStages and the parity of its round
+  // (i / kStages) & 1. kCarryPos: divided out once per unit, then carried from iteration to
+  // iteration (next_pos), and the wgmma descriptors formed from stage 0's by an add, so that
+  // the K loops do no division (a multiply-high sequence per use for kStages = 3, 5, 6) and
+  // less address arithmetic (block mode: 10-17% fewer instructions per K block, docs/kernels/
+  // fp8_gemm.md, v23). Otherwise both are computed from `i` where they are used, as before
+  // v23: with the carried form the m128n192 and 256-row block kernels measured 3-10% slower
+  // (ptxas's schedule of their loops, not their instruction count), the int8 kernels within
+  // the noise; those keep the division form (their code unchanged).
+  constexpr bool kCarryPos = !kInt8 && kWaves == 1 && BN != 192;
+  struct Pos {
+    uint32_t i;
+    int s;
+    uint32_t par;
+  };
+  auto pos_of = [](uint32_t i) { return Pos{i, static_cast<int>(i % kStages), (i / kStages) & 1u}; };
+  auto next_pos = [&](Pos q) {
+    if constexpr (kCarryPos)
+      return q.s + 1 == kStages ? Pos{q.i + 1, 0, q.par ^ 1u} : Pos{q.i + 1, q.s + 1, q.par};
+    else
+      return pos_of(q.i + 1);
+  };
+  auto stage_of = [](Pos q) { return kCarryPos ? q.s : static_cast<int>(q.i % kStages); };
+  auto parity_of = [](Pos q) { return kCarryPos ? q.par : (q.i / kStages) & 1u; };
+  // Block mode: the thread's two activation scales of the K iteration at `q` and wave `w`
+  // (rows g, g + 8), from its stage (arrived).
+  auto read_sa = [&](Pos q, int w = 0) {
+    const int r = stage_of(q) * BM + kWaveRows * w + row_in_tile;
     return make_float2(sa_smem[r], sa_smem[r + 8]);
   };
-  // Issue the four wgmmas of K iteration `i` into `d` (one commit group), after waiting for its
+  // Issue the four wgmmas of the K iteration at `q` into `d` (one commit group), after waiting for its
   // stage unless `waited`. Block mode: also returns the iteration's activation scales, read
   // before the wgmmas are issued (or `a_pre`, read earlier by the caller). Where these reads
   // sit matters (docs/kernels/fp8_gemm.md, v8): after the wgmmas completed (v7) or after the
   // issue was slower.
-  auto issue = [&](float (&d)[BN / 2], uint32_t i, bool waited = false, float2 a_pre = float2{}, int w = 0) {
-    const int s = static_cast<int>(i % kStages);
-    if (!waited) ptx::mbarrier_wait_parity(full(s), (i / kStages) & 1);
+  // The wgmma descriptors of stage 0 (this warpgroup's A rows, the W tile); stage s and wave w
+  // add their byte offset / 16 to the start-address field (bits 0..13), which cannot carry:
+  // every shared address is below 2^18 (the field holds address bits 4..17).
+  const uint64_t da0 = ptx::wgmma_desc_k_major_sw128(tiles + wg * 64 * BK);
+  const uint64_t db0 = ptx::wgmma_desc_k_major_sw128(tiles + kATile);
+  auto desc_a = [&](int s, int w) {
+    if constexpr (kCarryPos)
+      return da0 + static_cast<uint32_t>((s * kStageBytes + kWaveRows * w * BK) >> 4);
+    else
+      return ptx::wgmma_desc_k_major_sw128(tiles + s * kStageBytes + (kWaveRows * w + wg * 64) * BK);
+  };
+  auto desc_w = [&](int s) {
+    if constexpr (kCarryPos)
+      return db0 + static_cast<uint32_t>((s * kStageBytes) >> 4);
+    else
+      return ptx::wgmma_desc_k_major_sw128(tiles + s * kStageBytes + kATile);
+  };
+  auto issue = [&](float (&d)[BN / 2], Pos q, bool waited = false, float2 a_pre = float2{}, int w = 0) {
+    const int s = stage_of(q);
+    if (!waited) ptx::mbarrier_wait_parity(full(s), parity_of(q));
     float2 a = make_float2(1.f, 1.f);
-    if constexpr (kBlock) a = waited ? a_pre : read_sa(i, w);
-    const uint64_t da = ptx::wgmma_desc_k_major_sw128(tiles + s * kStageBytes + (kWaveRows * w + wg * 64) * BK);
-    const uint64_t db = ptx::wgmma_desc_k_major_sw128(tiles + s * kStageBytes + kATile);
+    if constexpr (kBlock) a = waited ? a_pre : read_sa(q, w);
+    const uint64_t da = desc_a(s, w);
+    const uint64_t db = desc_w(s);
     ptx::wgmma_fence_operand(d);
     ptx::wgmma_fence();
 #pragma unroll
@@ -309,7 +349,7 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     ptx::wgmma_commit_group();
     return a;
   };
-  // Iteration `i`'s group has completed: release its stage, promote d into acc (block mode:
+  // The group of the iteration at `q` has completed: release its stage, promote d into acc (block mode:
   // times sa[row, kb] * sw[n block, kb]; `a` the activation scales issue() read, `sw` the
   // weight scales of the tile's one or two n blocks for that K block).
   // `hi_from` (a std::integral_constant): the first 8-column group of the tile that takes the
@@ -317,10 +357,10 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
   // promotion is 4 FMUL + BN / 2 FFMA; a run-time one cost a select and a multiply per group
   // (BN = 192), two selects per group (BN = 112: block mode 14% slower than with these copies).
   // `w`: the wave (kWaves > 1: the stage is released after the last wave only).
-  auto finish = [&](auto hi_from, float (&d)[BN / 2], uint32_t i, float2 a, float2 sw, int w = 0) {
+  auto finish = [&](auto hi_from, float (&d)[BN / 2], Pos q, float2 a, float2 sw, int w = 0) {
     float (&acc)[BN / 2] = accw[w];
     ptx::wgmma_fence_operand(d);
-    const int s = static_cast<int>(i % kStages);
+    const int s = stage_of(q);
     if (w == kWaves - 1) {
       __syncwarp();
       if (lane == 0) ptx::mbarrier_arrive(empty(s));
@@ -408,56 +448,67 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
       if constexpr (kBlock && kConsumers == 2 && !kStreamK) {
         if (nk == 0) return;
         float2 sw = sw_of(0);
-        float2 a = issue(t0, it, false);
+        Pos cur = pos_of(it);
+        float2 a = issue(t0, cur, false);
         for (int i = 0; i < nk; ++i) {
+          if constexpr (!kCarryPos) cur = pos_of(it + i);
+          // Block i + 1's position (without kCarryPos computed where used, as before v23).
+          const Pos nxt_carried = next_pos(cur);
+          auto nxt = [&]() { return kCarryPos ? nxt_carried : pos_of(it + i + 1); };
 #pragma unroll
           for (int w = 0; w < kWaves; ++w) {
             const bool last = w == kWaves - 1;
             float2 a_next = a, sw_next = sw;
             if (!last) {
-              a_next = read_sa(it + i, w + 1);
+              a_next = read_sa(cur, w + 1);
             } else if (i + 1 < nk) {
-              ptx::mbarrier_wait_parity(full(static_cast<int>((it + i + 1) % kStages)), ((it + i + 1) / kStages) & 1);
-              a_next = read_sa(it + i + 1);
+              ptx::mbarrier_wait_parity(full(stage_of(nxt())), parity_of(nxt()));
+              a_next = read_sa(nxt());
               sw_next = sw_of(i + 1);
             }
             ptx::wgmma_wait_group<0>();
-            finish(hi_from, t0, it + i, a, sw, w);
+            finish(hi_from, t0, cur, a, sw, w);
             if (!last)
-              issue(t0, it + i, true, a_next, w + 1);
+              issue(t0, cur, true, a_next, w + 1);
             else if (i + 1 < nk)
-              issue(t0, it + i + 1, true, a_next);
+              issue(t0, nxt(), true, a_next);
             a = a_next;
             if (last) sw = sw_next;
           }
+          cur = nxt_carried;
         }
       } else {
+        Pos cur = pos_of(it);
         for (int i = 0; i < nk; ++i) {
+          if constexpr (!kCarryPos) cur = pos_of(it + i);
           const float2 sw = sw_of(i);
 #pragma unroll
           for (int w = 0; w < kWaves; ++w) {
-            const float2 a = issue(t0, it + i, false, float2{}, w);
+            const float2 a = issue(t0, cur, false, float2{}, w);
             ptx::wgmma_wait_group<0>();
-            finish(hi_from, t0, it + i, a, sw, w);
+            finish(hi_from, t0, cur, a, sw, w);
           }
+          cur = next_pos(cur);
         }
       }
     };
     // int8: one accumulation over the unit's K blocks; block i's stage is released once
     // block i + 1 is issued and block i has retired.
     auto int8_loop = [&]() {
-      auto release = [&](uint32_t i) {
+      auto release = [&](Pos q) {
         __syncwarp();
-        if (lane == 0) ptx::mbarrier_arrive(empty(static_cast<int>(i % kStages)));
+        if (lane == 0) ptx::mbarrier_arrive(empty(stage_of(q)));
       };
 #pragma unroll
       for (int i = 0; i < (kInt8 ? BN / 2 : 1); ++i) iacc[i] = 0;
+      // (kInt8 kernels: not kCarryPos, each position from the iteration index.)
       for (int i = 0; i < nk; ++i) {
         const uint32_t ii = it + i;
-        const int s = static_cast<int>(ii % kStages);
-        ptx::mbarrier_wait_parity(full(s), (ii / kStages) & 1);
-        const uint64_t da = ptx::wgmma_desc_k_major_sw128(tiles + s * kStageBytes + wg * 64 * BK);
-        const uint64_t db = ptx::wgmma_desc_k_major_sw128(tiles + s * kStageBytes + kATile);
+        const Pos cur = pos_of(ii);
+        const int s = stage_of(cur);
+        ptx::mbarrier_wait_parity(full(s), parity_of(cur));
+        const uint64_t da = desc_a(s, 0);
+        const uint64_t db = desc_w(s);
         ptx::wgmma_fence_operand(iacc);
         ptx::wgmma_fence();
 #pragma unroll
@@ -467,11 +518,11 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
         ptx::wgmma_commit_group();
         ptx::wgmma_wait_group<1>();
         ptx::wgmma_fence_operand(iacc);
-        if (i > 0) release(ii - 1);
+        if (i > 0) release(pos_of(ii - 1));
       }
       ptx::wgmma_wait_group<0>();
       ptx::wgmma_fence_operand(iacc);
-      if (nk > 0) release(it + nk - 1);
+      if (nk > 0) release(pos_of(it + nk - 1));
     };
     if constexpr (kInt8) {
       int8_loop();
