@@ -754,6 +754,11 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
 // definition.
 template <typename Params>
 __global__ void sm90_fp8_reduce_kernel(const Params p) {
+  // PDL (sm90_fp8_gemm_reduce): the GEMM kernel's partial sums are complete and visible only
+  // after this wait (without the launch attribute it returns at once); the next kernel may
+  // launch now, its own wait covering this kernel's writes.
+  ptx::griddep_launch_dependents();
+  ptx::griddep_wait();
   const int64_t total4 = static_cast<int64_t>(p.m) * p.n / 4;
   const int64_t mn = static_cast<int64_t>(p.m) * p.n;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total4; i += int64_t(gridDim.x) * blockDim.x) {

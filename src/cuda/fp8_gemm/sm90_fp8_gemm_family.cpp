@@ -188,7 +188,7 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
                          : sm90_fp8_gemm_launch(plan_.config, block_, map_a, map_w, map_sa, map_out, p, grid_, pdl_, st);
         !s.ok())
       return s;
-    if (plan_.splits > 1) return sm90_fp8_gemm_reduce(p, st);
+    if (plan_.splits > 1) return sm90_fp8_gemm_reduce(p, pdl_, st);
     return Status::Ok();
   }
 

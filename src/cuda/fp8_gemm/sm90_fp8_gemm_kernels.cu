@@ -83,12 +83,18 @@ Status sm90_fp8_gemm_launch(int config, bool block_scaled, const CUtensorMap& a,
   return Status::Ok();
 }
 
-Status sm90_fp8_gemm_reduce(const Sm90Fp8Params& p, cudaStream_t stream) {
+Status sm90_fp8_gemm_reduce(const Sm90Fp8Params& p, bool pdl, cudaStream_t stream) {
   const int64_t total4 = static_cast<int64_t>(p.m) * p.n / 4;
   const int threads = 256;
   const int64_t blocks = std::min<int64_t>((total4 + threads - 1) / threads, 132 * 8);
-  sm90fp8::sm90_fp8_reduce_kernel<Sm90Fp8Params><<<static_cast<int>(blocks), threads, 0, stream>>>(p);
-  LOWBIT_CUDA_TRY_LAUNCH();
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(static_cast<unsigned>(blocks));
+  cfg.blockDim = dim3(static_cast<unsigned>(threads));
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1] = {pdl_launch_attr()};
+  cfg.attrs = pdl ? attr : nullptr;
+  cfg.numAttrs = pdl ? 1u : 0u;
+  LOWBIT_CUDA_TRY(cudaLaunchKernelEx(&cfg, sm90fp8::sm90_fp8_reduce_kernel<Sm90Fp8Params>, p));
   return Status::Ok();
 }
 

@@ -94,6 +94,10 @@ Status sm90_fp8_gemm_prepare(int config, bool block_scaled);
 Status sm90_fp8_gemm_launch(int config, bool block_scaled, const CUtensorMap& a, const CUtensorMap& w,
                             const CUtensorMap& sa, const CUtensorMap& out, const Sm90Fp8Params& p, int grid,
                             bool pdl, cudaStream_t stream);
-Status sm90_fp8_gemm_reduce(const Sm90Fp8Params& p, cudaStream_t stream);
+// The split-K sum (p.splits > 1), after the GEMM kernel on the same stream. `pdl`: launched as
+// a programmatic dependent of that kernel (which lets dependents launch at its start), so that
+// its launch overlaps the GEMM; the kernel waits (griddepcontrol.wait) for the GEMM's completion
+// before reading the partial sums, and lets its own dependents launch at once.
+Status sm90_fp8_gemm_reduce(const Sm90Fp8Params& p, bool pdl, cudaStream_t stream);
 
 }  // namespace lowbit::cuda

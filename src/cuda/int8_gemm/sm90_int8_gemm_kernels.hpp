@@ -15,7 +15,7 @@ namespace lowbit::cuda {
 Status sm90_int8_gemm_prepare(int config);
 // One persistent launch of `grid` CTAs; `a`, `w`: uint8 maps with 128-byte boxes (as fp8);
 // `out`: 16-bit elements in 64 x 64 boxes. pdl: the first stages' weight tiles before
-// griddepcontrol.wait. Split-K (p.splits > 1): sum with sm90_fp8_gemm_reduce().
+// griddepcontrol.wait. Split-K (p.splits > 1): sum with sm90_fp8_gemm_reduce() (PDL too).
 Status sm90_int8_gemm_launch(int config, const CUtensorMap& a, const CUtensorMap& w, const CUtensorMap& out,
                              const Sm90Fp8Params& p, int grid, bool pdl, cudaStream_t stream);
 
