@@ -1,16 +1,14 @@
 // Helper kernels of the sm80 mixed GEMM: the split-K reduction of the workspace path
-// (sm_80 / sm_89; sm_90 reduces inside the GEMM through clusters), also sm90_mixed_gemm's
-// split-K sum, and the act-order gather of activation columns.
+// (sm_80 / sm_89; sm_90 reduces inside the GEMM through clusters) and the act-order gather
+// of activation columns.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include "cuda/common/check.hpp"
-#include "cuda/common/launch_attrs.hpp"
 #include "cuda/dequant/smxx_tiled_layout.hpp"
 #include "cuda/epilogue/sm80_tile_epilogue.cuh"
 #include "cuda/mixed_gemm/sm80_mixed_gemm_params.hpp"
-#include "cuda/ptx/griddepcontrol.cuh"
 
 namespace lowbit::cuda {
 
@@ -20,12 +18,6 @@ namespace {
 template <typename T>
 __global__ void mixed_gemm_reduce_splits_kernel(const float* partials, int splits, int m, int n,
                                                 EpilogueArgs e) {
-  // PDL (sm80_mixed_gemm_reduce_splits): the partials are complete and visible only after this
-  // wait (a no-op without the launch attribute and before sm_90). No early launch of the next
-  // kernel: with `griddepcontrol.launch_dependents` here the 4-split layers measured slower
-  // (docs/kernels/mixed_gemm.md, sm90_mixed_gemm v13; a reading: the next GEMM's CTAs took
-  // the SMs the sum still needed).
-  ptx::griddep_wait();
   const int64_t units = static_cast<int64_t>(m) * (n / 8);
   for (int64_t u = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; u < units;
        u += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -65,20 +57,15 @@ int grid_for(int64_t items, int threads) {
 
 Status sm80_mixed_gemm_reduce_splits(DType t, const float* partials, int splits, int m, int n,
                                      const void* channel_scales, const void* bias, void* out,
-                                     bool pdl, Stream stream) {
+                                     Stream stream) {
   EpilogueArgs e{channel_scales, bias, out, m, n};
   const int threads = 256;
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(static_cast<unsigned>(grid_for(static_cast<int64_t>(m) * (n / 8), threads)));
-  cfg.blockDim = dim3(static_cast<unsigned>(threads));
-  cfg.stream = reinterpret_cast<cudaStream_t>(stream);
-  cudaLaunchAttribute attr[1] = {pdl_launch_attr()};
-  cfg.attrs = pdl ? attr : nullptr;
-  cfg.numAttrs = pdl ? 1u : 0u;
+  const int grid = grid_for(static_cast<int64_t>(m) * (n / 8), threads);
   if (t == DType::kF16)
-    LOWBIT_CUDA_TRY(cudaLaunchKernelEx(&cfg, mixed_gemm_reduce_splits_kernel<__half>, partials, splits, m, n, e));
+    mixed_gemm_reduce_splits_kernel<__half><<<grid, threads, 0, stream>>>(partials, splits, m, n, e);
   else
-    LOWBIT_CUDA_TRY(cudaLaunchKernelEx(&cfg, mixed_gemm_reduce_splits_kernel<__nv_bfloat16>, partials, splits, m, n, e));
+    mixed_gemm_reduce_splits_kernel<__nv_bfloat16><<<grid, threads, 0, stream>>>(partials, splits, m, n, e);
+  LOWBIT_CUDA_TRY_LAUNCH();
   return Status::Ok();
 }
 

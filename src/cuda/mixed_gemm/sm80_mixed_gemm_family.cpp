@@ -155,8 +155,7 @@ class Sm80MixedGemmImpl final : public detail::GemmImpl {
     if (Status s = kernels_->launch(p, plan_.config, small_, plan_.splits, pdl_, stream); !s.ok()) return s;
     if (plan_.split_mode == MixedGemmSplitMode::kWorkspace)
       return sm80_mixed_gemm_reduce_splits(desc_.a.dtype, p.partials, plan_.splits, p.m, p.n,
-                                           f.group_size == 0 ? args.w.scales : nullptr, p.bias, args.out, pdl_,
-                                           stream);
+                                           f.group_size == 0 ? args.w.scales : nullptr, p.bias, args.out, stream);
     return Status::Ok();
   }
 

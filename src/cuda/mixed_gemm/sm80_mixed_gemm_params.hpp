@@ -60,13 +60,10 @@ const MixedGemmKernels& sm80_mixed_gemm_kernels_bf16_w4();
 const MixedGemmKernels& sm80_mixed_gemm_kernels_bf16_w8();
 
 // Helper kernels (sm80_mixed_gemm_aux.cu). `t` is the activation dtype (f16 / bf16).
-// out = sum over splits of partials (in split order) * channel scale + bias. `pdl`: launched as
-// a programmatic dependent of the GEMM kernel before it on the stream (sm_90; the caller's
-// uses_pdl()): the reduction waits (griddepcontrol.wait) for that kernel's completion before
-// reading the partials, so only its launch overlaps the GEMM.
+// out = sum over splits of partials (in split order) * channel scale + bias.
 Status sm80_mixed_gemm_reduce_splits(DType t, const float* partials, int splits, int m, int n,
                                      const void* channel_scales, const void* bias, void* out,
-                                     bool pdl, Stream stream);
+                                     Stream stream);
 // ap (m, k') = a (m, k) with columns gathered by the act-order index (-1: zero); k' from the
 // index; ap must hold m * tiled_act_order_max_k(k) values.
 Status sm80_mixed_gemm_permute_activations(DType t, const void* a, int m, int k,

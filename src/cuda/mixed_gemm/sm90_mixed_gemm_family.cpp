@@ -152,7 +152,7 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
     if (Status s = kernels_->launch(plan_.config, map_x, map_w, map_s, map_z, p, grid, pdl_, st); !s.ok()) return s;
     if (plan_.splits > 1)
       return sm80_mixed_gemm_reduce_splits(d_.a.dtype, p.partial, p.splits, p.m, p.n,
-                                           f.group_size == 0 ? args.w.scales : nullptr, p.bias, args.out, pdl_,
+                                           f.group_size == 0 ? args.w.scales : nullptr, p.bias, args.out,
                                            reinterpret_cast<Stream>(st));
     return Status::Ok();
   }
