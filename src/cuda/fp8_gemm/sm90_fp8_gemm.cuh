@@ -313,11 +313,6 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     const int r = stage_of(q) * BM + kWaveRows * w + row_in_tile;
     return make_float2(sa_smem[r], sa_smem[r + 8]);
   };
-  // Issue the four wgmmas of the K iteration at `q` into `d` (one commit group), after waiting for its
-  // stage unless `waited`. Block mode: also returns the iteration's activation scales, read
-  // before the wgmmas are issued (or `a_pre`, read earlier by the caller). Where these reads
-  // sit matters (docs/kernels/fp8_gemm.md, v8): after the wgmmas completed (v7) or after the
-  // issue was slower.
   // The wgmma descriptors of stage 0 (this warpgroup's A rows, the W tile); stage s and wave w
   // add their byte offset / 16 to the start-address field (bits 0..13), which cannot carry:
   // every shared address is below 2^18 (the field holds address bits 4..17).
@@ -335,6 +330,11 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     else
       return ptx::wgmma_desc_k_major_sw128(tiles + s * kStageBytes + kATile);
   };
+  // Issue the four wgmmas of the K iteration at `q` into `d` (one commit group), after waiting
+  // for its stage unless `waited`. Block mode: also returns the iteration's activation scales,
+  // read before the wgmmas are issued (or `a_pre`, read earlier by the caller). Where these
+  // reads sit matters (docs/kernels/fp8_gemm.md, v8): after the wgmmas completed (v7) or after
+  // the issue was slower.
   auto issue = [&](float (&d)[BN / 2], Pos q, bool waited = false, float2 a_pre = float2{}, int w = 0) {
     const int s = stage_of(q);
     if (!waited) ptx::mbarrier_wait_parity(full(s), parity_of(q));
@@ -349,9 +349,9 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     ptx::wgmma_commit_group();
     return a;
   };
-  // The group of the iteration at `q` has completed: release its stage, promote d into acc (block mode:
-  // times sa[row, kb] * sw[n block, kb]; `a` the activation scales issue() read, `sw` the
-  // weight scales of the tile's one or two n blocks for that K block).
+  // The group of the iteration at `q` has completed: release its stage, promote d into acc
+  // (block mode: times sa[row, kb] * sw[n block, kb]; `a` the activation scales issue() read,
+  // `sw` the weight scales of the tile's one or two n blocks for that K block).
   // `hi_from` (a std::integral_constant): the first 8-column group of the tile that takes the
   // second n block's weight scale (BN / 8: none). A compile-time boundary, so that the
   // promotion is 4 FMUL + BN / 2 FFMA; a run-time one cost a select and a multiply per group
