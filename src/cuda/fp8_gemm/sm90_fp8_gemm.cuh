@@ -155,7 +155,8 @@ __device__ __forceinline__ float2 load_bias2(const void* bias, int col, int bf16
 // block each consumer issues its four wgmmas once per wave into the one temporary and promotes
 // them into that wave's accumulator, the stage released after the last wave. Not with int8
 // or stream-K.
-template <int kConsumers, int BN, int kStages, bool kBlock, bool kStreamK, bool kInt8 = false, int kWaves = 1>
+template <int kConsumers, int BN, int kStages, bool kBlock, bool kStreamK, bool kInt8 = false, int kWaves = 1,
+          bool kEpiCopies = false>
 __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     sm90_fp8_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_w,
                          const __grid_constant__ CUtensorMap tmap_sa, const __grid_constant__ CUtensorMap tmap_out,
@@ -163,6 +164,7 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
 #if LOWBIT_HAS_SM90A
   static_assert(!kInt8 || (!kBlock && !kStreamK), "int8: scaled mode without stream-K only");
   static_assert(kWaves == 1 || (!kInt8 && !kStreamK), "waves: fp8 without stream-K only");
+  static_assert(!kEpiCopies || !kStreamK, "epilogue copies: not with stream-K");
   constexpr int kWaveRows = 64 * kConsumers;
   constexpr int BM = kWaveRows * kWaves;
   constexpr int BK = kSm90Fp8BlockK;
@@ -673,25 +675,78 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
       ptx::named_barrier_sync(1 + wg, 128);
       // Wave w's boxes follow wave w - 1's (kWaves x kConsumers x BN / kBoxCols boxes).
       auto boxes_of = [&](int w) { return out_stage + (w * kConsumers + wg) * (BN / kBoxCols) * kOutBox; };
+      if constexpr (kEpiCopies) {
+        // One copy of the staging loop per output dtype and bias / no bias, chosen once per
+        // tile: with both at run time every store carried an f16 and a bf16 conversion
+        // (predicated) and a bias add even without a bias, ~190 of the epilogue's ~675
+        // instructions per thread (m256n128; docs/kernels/fp8_gemm.md, v28). Only in the
+        // configurations marked so (`epilogue_copies`): in every kernel the K loop's code
+        // changed with it, 4-12% slower at long k.
+        auto stage_out = [&](auto bf16_c, auto bias_c) {
+          constexpr int kBf16 = decltype(bf16_c)::value ? 1 : 0;
+          constexpr bool kBias = decltype(bias_c)::value;
 #pragma unroll
-      for (int j = 0; j < BN / 8; ++j) {
-        const int col = 8 * j + col_in_frag;  // in the tile
-        float2 b = make_float2(0.f, 0.f);
-        if (p.bias != nullptr) b = load_bias2(p.bias, min(n0 + col, p.n - 2), p.out_bf16);
+          for (int j = 0; j < BN / 8; ++j) {
+            const int col = 8 * j + col_in_frag;  // in the tile
+            float2 b = make_float2(0.f, 0.f);
+            if constexpr (kBias) b = load_bias2(p.bias, min(n0 + col, p.n - 2), kBf16);
 #pragma unroll
-        for (int wh = 0; wh < 2 * kWaves; ++wh) {
-          const int w = wh / 2, h = wh % 2;
-          const uint32_t my_boxes = boxes_of(w);
-          const int r = 16 * warp + lane / 4 + 8 * h;  // row in the warpgroup's 64
-          const int cb = col % kBoxCols;               // column in the box
-          // The swizzle over a row of kBoxRowBytes: 16-byte chunk (cb / 8) of row r sits at
-          // chunk (cb / 8) ^ (address bits 7.. of the row's start, as many bits as the row has
-          // chunk-index bits): r % 8 for 128-byte rows, (r / 2) % 4 for 64, (r / 4) % 2 for 32.
-          const int swz = static_cast<int>((r * kBoxRowBytes) >> 7) & static_cast<int>(kBoxRowBytes / 16 - 1);
-          const uint32_t addr = my_boxes + (col / kBoxCols) * kOutBox + r * kBoxRowBytes +
-                                ((((cb / 8) ^ swz) * 16) | ((cb % 8) * 2));
-          const uint32_t v = pack_out(accw[w][4 * j + 2 * h] + b.x, accw[w][4 * j + 2 * h + 1] + b.y, p.out_bf16);
-          asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
+            for (int wh = 0; wh < 2 * kWaves; ++wh) {
+              const int w = wh / 2, h = wh % 2;
+              const uint32_t my_boxes = boxes_of(w);
+              const int r = 16 * warp + lane / 4 + 8 * h;  // row in the warpgroup's 64
+              const int cb = col % kBoxCols;               // column in the box
+              // The swizzle over a row of kBoxRowBytes: 16-byte chunk (cb / 8) of row r sits at
+              // chunk (cb / 8) ^ (address bits 7.. of the row's start, as many bits as the row
+              // has chunk-index bits): r % 8 for 128-byte rows, (r / 2) % 4 for 64, (r / 4) % 2
+              // for 32.
+              const int swz = static_cast<int>((r * kBoxRowBytes) >> 7) & static_cast<int>(kBoxRowBytes / 16 - 1);
+              const uint32_t addr = my_boxes + (col / kBoxCols) * kOutBox + r * kBoxRowBytes +
+                                    ((((cb / 8) ^ swz) * 16) | ((cb % 8) * 2));
+              float v0 = accw[w][4 * j + 2 * h], v1 = accw[w][4 * j + 2 * h + 1];
+              if constexpr (kBias) {
+                v0 += b.x;
+                v1 += b.y;
+              }
+              const uint32_t v = pack_out(v0, v1, kBf16);
+              asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
+            }
+          }
+        };
+        using T = std::true_type;
+        using F = std::false_type;
+        if (p.out_bf16) {
+          if (p.bias != nullptr)
+            stage_out(T{}, T{});
+          else
+            stage_out(T{}, F{});
+      } else {
+          if (p.bias != nullptr)
+            stage_out(F{}, T{});
+          else
+            stage_out(F{}, F{});
+        }
+        } else {
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+          const int col = 8 * j + col_in_frag;  // in the tile
+          float2 b = make_float2(0.f, 0.f);
+          if (p.bias != nullptr) b = load_bias2(p.bias, min(n0 + col, p.n - 2), p.out_bf16);
+#pragma unroll
+          for (int wh = 0; wh < 2 * kWaves; ++wh) {
+            const int w = wh / 2, h = wh % 2;
+            const uint32_t my_boxes = boxes_of(w);
+            const int r = 16 * warp + lane / 4 + 8 * h;  // row in the warpgroup's 64
+            const int cb = col % kBoxCols;               // column in the box
+            // The swizzle over a row of kBoxRowBytes: 16-byte chunk (cb / 8) of row r sits at
+            // chunk (cb / 8) ^ (address bits 7.. of the row's start, as many bits as the row has
+            // chunk-index bits): r % 8 for 128-byte rows, (r / 2) % 4 for 64, (r / 4) % 2 for 32.
+            const int swz = static_cast<int>((r * kBoxRowBytes) >> 7) & static_cast<int>(kBoxRowBytes / 16 - 1);
+            const uint32_t addr = my_boxes + (col / kBoxCols) * kOutBox + r * kBoxRowBytes +
+                                  ((((cb / 8) ^ swz) * 16) | ((cb % 8) * 2));
+            const uint32_t v = pack_out(accw[w][4 * j + 2 * h] + b.x, accw[w][4 * j + 2 * h + 1] + b.y, p.out_bf16);
+            asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
+          }
         }
       }
       ptx::fence_proxy_async_shared();

@@ -220,7 +220,9 @@ Status sm90_fp8_gemm_can_implement(const GemmDesc& d, const GpuSpec& gpu) {
 }
 
 std::unique_ptr<detail::GemmImpl> sm90_fp8_gemm_make(const GemmDesc& d, const GpuSpec& gpu) {
-  return std::make_unique<Sm90Fp8GemmImpl>(d, gpu, sm90_fp8_gemm_plan(d.m, d.n, d.k, gpu.sm_count));
+  return std::make_unique<Sm90Fp8GemmImpl>(
+      d, gpu, sm90_fp8_gemm_plan(d.m, d.n, d.k, gpu.sm_count, /*stream_k=*/true, /*int8=*/false,
+                                 /*block=*/fp8_gemm_mode(d) == Fp8GemmMode::kBlock));
 }
 
 std::unique_ptr<detail::GemmImpl> sm90_fp8_gemm_make_with_plan(const GemmDesc& d, const GpuSpec& gpu,

@@ -14,7 +14,8 @@ template <int C>
 constexpr bool fits() {
   return sm90_fp8_smem_bytes(kSm90Fp8Configs[C]) <= 227 * 1024;
 }
-static_assert(fits<0>() && fits<1>() && fits<2>() && fits<3>() && fits<4>() && fits<5>() && fits<6>() && fits<7>(),
+static_assert(fits<0>() && fits<1>() && fits<2>() && fits<3>() && fits<4>() && fits<5>() && fits<6>() && fits<7>() &&
+                  fits<8>(),
               "a configuration needs more than 227 KB of shared memory");
 
 template <int C, bool kBlock, bool kStreamK>
@@ -23,7 +24,8 @@ KernelFn kernel_of() {
   if constexpr (kStreamK && c.waves > 1)
     return nullptr;  // no stream-K with waves (the launcher refuses it)
   else
-    return &sm90fp8::sm90_fp8_gemm_kernel<c.consumers, c.block_n, c.stages, kBlock, kStreamK, false, c.waves>;
+    return &sm90fp8::sm90_fp8_gemm_kernel<c.consumers, c.block_n, c.stages, kBlock, kStreamK, false, c.waves,
+                                           c.epilogue_copies>;
 }
 
 template <int C>
@@ -35,7 +37,7 @@ KernelFn kernel_of(bool block, bool stream_k) {
 // Stream-K is a separate instantiation so that the kernels without it are the code they were
 // before it (a shared walk cost them 7% in Suite 2: uniform-register loop state was lost).
 KernelFn kernel_for(int config, bool block, bool stream_k) {
-  static_assert(kSm90Fp8ConfigCount == 8, "one line per configuration below");
+  static_assert(kSm90Fp8ConfigCount == 9, "one line per configuration below");
   switch (config) {
     case 0: return kernel_of<0>(block, stream_k);
     case 1: return kernel_of<1>(block, stream_k);
@@ -45,6 +47,7 @@ KernelFn kernel_for(int config, bool block, bool stream_k) {
     case 5: return kernel_of<5>(block, stream_k);
     case 6: return kernel_of<6>(block, stream_k);
     case 7: return kernel_of<7>(block, stream_k);
+    case 8: return kernel_of<8>(block, stream_k);
     default: return nullptr;
   }
 }

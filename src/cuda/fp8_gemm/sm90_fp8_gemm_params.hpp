@@ -18,6 +18,9 @@ namespace lowbit::cuda {
 // `waves` > 1: per K block each consumer runs its wgmmas once per wave of 64 * consumers rows
 // into one temporary, promoting each into that wave's accumulator (256-row tiles: the W tile
 // of a stage serves twice the rows); fp8 only, no stream-K.
+// `epilogue_copies`: the epilogue's staging loop compiled once per output dtype and bias /
+// no bias, chosen per tile (fewer instructions per tile; the K loop's code changes with it,
+// so it is a configuration of its own, for the plans it measured faster on: the short-k rule).
 struct Sm90Fp8Config {
   int consumers;
   int block_n;
@@ -25,6 +28,7 @@ struct Sm90Fp8Config {
   const char* tag;
   bool int8 = true;
   int waves = 1;
+  bool epilogue_copies = false;
   constexpr int block_m() const { return 64 * consumers * waves; }
 };
 inline constexpr Sm90Fp8Config kSm90Fp8Configs[] = {
@@ -42,6 +46,9 @@ inline constexpr Sm90Fp8Config kSm90Fp8Configs[] = {
     // A 256-row tile in two waves (DeepGEMM's BLOCK_M = 256 on most Suite 2 shapes): 48 KB per
     // stage and 64 KB of output staging, so 3 stages fit.
     {2, 128, 3, "m256n128", false, 2},
+    // The same tile with the epilogue copies: block mode at k <= 512 (docs/kernels/fp8_gemm.md,
+    // v28: 5-11% faster there, its K loop 4-12% slower at long k).
+    {2, 128, 3, "m256n128e", false, 2, true},
 };
 inline constexpr int kSm90Fp8ConfigCount = sizeof(kSm90Fp8Configs) / sizeof(kSm90Fp8Configs[0]);
 inline constexpr int kSm90Fp8BlockK = 128;

@@ -79,7 +79,8 @@ constexpr double kTallKblockClk = 1900.0;
 
 }  // namespace
 
-Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count, bool stream_k, bool int8) {
+Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count, bool stream_k, bool int8,
+                               bool block) {
   constexpr double kClockPerUs = 1900.0, kDramBytesPerUs = 4.26e6;
   constexpr double kUnitClk = 900.0, kReduceUs = 2.0;
   const int64_t k_blocks = (k + kSm90Fp8BlockK - 1) / kSm90Fp8BlockK;
@@ -189,7 +190,7 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count, bo
     int tall_config = -1, tall_splits = 1;
     for (int c = 0; c < kSm90Fp8ConfigCount; ++c) {
       const Sm90Fp8Config& cfg = kSm90Fp8Configs[c];
-      if (cfg.waves == 1) continue;
+      if (cfg.waves == 1 || cfg.epilogue_copies) continue;  // (the epilogue copies: below)
       const int max_splits = static_cast<int>(std::min<int64_t>(k_blocks, 32));
       for (int s = 1; s <= max_splits; ++s) {
         if (forced_splits >= 1 && s != std::min(forced_splits, max_splits)) continue;
@@ -216,9 +217,25 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count, bo
     // tile has the fewest units.
     if (tall_config < 0 && k_blocks <= 4 && m >= 1024 && forced_splits < 0) {
       for (int c = 0; c < kSm90Fp8ConfigCount && tall_config < 0; ++c)
-        if (kSm90Fp8Configs[c].waves > 1) tall_config = c;
+        if (kSm90Fp8Configs[c].waves > 1 && !kSm90Fp8Configs[c].epilogue_copies) tall_config = c;
       tall_splits = 1;
       tall_best = ceil_us(kSm90Fp8Configs[tall_config], 1, kTallKblockClk);
+    }
+    // Block mode, the same short k at m >= 1024 on the 256-row tile in one split: its copy with
+    // the epilogue compiled per output dtype and bias (a measured rule: H200, lowbit bench,
+    // 2026-11-26, us: 6144 x 4096 x 512 36.72 -> 35.01, 6144 x 7168 x 256 44.24 -> 39.53, 1024 x
+    // 4096 x 512 8.59 -> 8.12, 1024 x 7168 x 256 10.62 -> 9.83; docs/kernels/fp8_gemm.md, v28).
+    // Not measured in the tensor / row modes at short k: they keep the plain tile.
+    if (block && tall_config >= 0 && tall_splits == 1 && k_blocks <= 4 && m >= 1024 &&
+        kSm90Fp8Configs[tall_config].waves > 1) {
+      for (int c = 0; c < kSm90Fp8ConfigCount; ++c) {
+        const Sm90Fp8Config& e = kSm90Fp8Configs[c];
+        const Sm90Fp8Config& t = kSm90Fp8Configs[tall_config];
+        if (e.epilogue_copies && e.consumers == t.consumers && e.block_n == t.block_n && e.waves == t.waves) {
+          tall_config = c;
+          break;
+        }
+      }
     }
     if (tall_config >= 0) {
       char buf[200];

@@ -16,8 +16,9 @@ struct Sm90Fp8Plan {
 };
 
 // `stream_k` false: never the stream-K rule; `int8`: only the configurations instantiated for
-// int8 (both for sm90_int8_gemm, whose kernels have no stream-K).
+// int8 (both for sm90_int8_gemm, whose kernels have no stream-K); `block`: the 1x128 x 128x128
+// block-scaled mode (rules measured in that mode only).
 Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count, bool stream_k = true,
-                               bool int8 = false);
+                               bool int8 = false, bool block = false);
 
 }  // namespace lowbit::cuda
