@@ -720,13 +720,15 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
             stage_out(T{}, T{});
           else
             stage_out(T{}, F{});
-      } else {
+        } else {
           if (p.bias != nullptr)
             stage_out(F{}, T{});
           else
             stage_out(F{}, F{});
         }
-        } else {
+      } else {
+        // The run-time loop, as before v28 (a single loop for both, with the dtype and the bias
+        // as run-time tags here, changed the register allocation of m128n192's stream-K kernel).
 #pragma unroll
         for (int j = 0; j < BN / 8; ++j) {
           const int col = 8 * j + col_in_frag;  // in the tile
