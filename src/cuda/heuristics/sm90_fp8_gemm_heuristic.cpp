@@ -226,11 +226,10 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count, bo
     // 2026-11-26, us: 6144 x 4096 x 512 36.72 -> 35.01, 6144 x 7168 x 256 44.24 -> 39.53, 1024 x
     // 4096 x 512 8.59 -> 8.12, 1024 x 7168 x 256 10.62 -> 9.83; docs/kernels/fp8_gemm.md, v28).
     // Not measured in the tensor / row modes at short k: they keep the plain tile.
-    if (block && tall_config >= 0 && tall_splits == 1 && k_blocks <= 4 && m >= 1024 &&
-        kSm90Fp8Configs[tall_config].waves > 1) {
+    if (block && tall_config >= 0 && tall_splits == 1 && k_blocks <= 4 && m >= 1024) {
+      const Sm90Fp8Config& t = kSm90Fp8Configs[tall_config];
       for (int c = 0; c < kSm90Fp8ConfigCount; ++c) {
         const Sm90Fp8Config& e = kSm90Fp8Configs[c];
-        const Sm90Fp8Config& t = kSm90Fp8Configs[tall_config];
         if (e.epilogue_copies && e.consumers == t.consumers && e.block_n == t.block_n && e.waves == t.waves) {
           tall_config = c;
           break;
