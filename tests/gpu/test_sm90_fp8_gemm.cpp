@@ -211,7 +211,7 @@ TEST(sm90_fp8_gemm, edges) {
 TEST(sm90_fp8_gemm, forced_plans) {
   LOWBIT_REQUIRE_HOPPER();
   for (int c = 0; c < cuda::kSm90Fp8ConfigCount; ++c)
-    for (int splits : {1, 2, 3, 7})
+    for (int splits : {1, 2, 3, 4, 7})  // 4: the sum kernel that loads the four parts at once
       for (const Mode& mode : {kTensor, kBlock}) (void)run_plan(mode, 70, 320, 7 * 128 - 48, c, splits);
   // The widths that do not divide 128 (96, 112, 144, 192): n = 1104 puts their tiles' starts
   // at every multiple of 16 modulo 128, so the block mode's weight-scale boundary falls at each

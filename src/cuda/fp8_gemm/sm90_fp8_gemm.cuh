@@ -806,10 +806,15 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
 }
 
 // out = sum_s partial[s] (+ bias), 4 outputs per thread (n % 16 == 0, so m * n % 4 == 0 and
-// a group of 4 never crosses a row). Fixed summation order: deterministic. A template only
-// so that the translation units including this header (fp8 and int8 kernels) share one
-// definition.
-template <typename Params>
+// a group of 4 never crosses a row). Fixed summation order: deterministic. A template so that
+// the translation units including this header (fp8 and int8 kernels) share one definition.
+// kSplits = 0: any p.splits, one split's load after another (the loop's trip count is known
+// only at run time). kSplits > 0 (p.splits must equal it): the kSplits loads of a group are
+// issued together (`__ldcg`: the partials were written by the other kernel, read once, from
+// L2), so a thread waits for one L2 round trip instead of kSplits, then added in split order:
+// the same bits as kSplits = 0. Only for 4 splits (fp8_gemm.md v25 / v29: at 2 splits the
+// batched form measured slower).
+template <typename Params, int kSplits = 0>
 __global__ void sm90_fp8_reduce_kernel(const Params p) {
   // PDL (sm90_fp8_gemm_reduce): the GEMM kernel's partial sums are complete and visible only
   // after this wait (without the launch attribute it returns at once); the next kernel may
@@ -819,13 +824,28 @@ __global__ void sm90_fp8_reduce_kernel(const Params p) {
   const int64_t total4 = static_cast<int64_t>(p.m) * p.n / 4;
   const int64_t mn = static_cast<int64_t>(p.m) * p.n;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total4; i += int64_t(gridDim.x) * blockDim.x) {
-    float4 a = reinterpret_cast<const float4*>(p.partial)[i];
-    for (int s = 1; s < p.splits; ++s) {
-      const float4 b = reinterpret_cast<const float4*>(p.partial + s * mn)[i];
-      a.x += b.x;
-      a.y += b.y;
-      a.z += b.z;
-      a.w += b.w;
+    float4 a;
+    if constexpr (kSplits > 0) {
+      float4 part[kSplits];
+#pragma unroll
+      for (int s = 0; s < kSplits; ++s) part[s] = __ldcg(reinterpret_cast<const float4*>(p.partial + s * mn) + i);
+      a = part[0];
+#pragma unroll
+      for (int s = 1; s < kSplits; ++s) {
+        a.x += part[s].x;
+        a.y += part[s].y;
+        a.z += part[s].z;
+        a.w += part[s].w;
+      }
+    } else {
+      a = reinterpret_cast<const float4*>(p.partial)[i];
+      for (int s = 1; s < p.splits; ++s) {
+        const float4 b = reinterpret_cast<const float4*>(p.partial + s * mn)[i];
+        a.x += b.x;
+        a.y += b.y;
+        a.z += b.z;
+        a.w += b.w;
+      }
     }
     const int col = static_cast<int>((4 * i) % p.n);
     const float2 b0 = load_bias2(p.bias, col, p.out_bf16), b1 = load_bias2(p.bias, col + 2, p.out_bf16);

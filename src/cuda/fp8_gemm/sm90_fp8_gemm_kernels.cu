@@ -97,7 +97,11 @@ Status sm90_fp8_gemm_reduce(const Sm90Fp8Params& p, bool pdl, cudaStream_t strea
   cudaLaunchAttribute attr[1] = {pdl_launch_attr()};
   cfg.attrs = pdl ? attr : nullptr;
   cfg.numAttrs = pdl ? 1u : 0u;
-  LOWBIT_CUDA_TRY(cudaLaunchKernelEx(&cfg, sm90fp8::sm90_fp8_reduce_kernel<Sm90Fp8Params>, p));
+  // Four splits: the kernel that loads the four parts at once (fp8_gemm.md v29).
+  if (p.splits == 4)
+    LOWBIT_CUDA_TRY(cudaLaunchKernelEx(&cfg, sm90fp8::sm90_fp8_reduce_kernel<Sm90Fp8Params, 4>, p));
+  else
+    LOWBIT_CUDA_TRY(cudaLaunchKernelEx(&cfg, sm90fp8::sm90_fp8_reduce_kernel<Sm90Fp8Params>, p));
   return Status::Ok();
 }
 
