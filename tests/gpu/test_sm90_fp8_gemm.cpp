@@ -257,6 +257,35 @@ TEST(sm90_fp8_gemm, short_k_block_epilogue_copies) {
       }
 }
 
+// K pairs (m64n64p, m64n128p: two consumer warpgroups on one 64-row tile, each on every other
+// K block, warpgroup 1's sums handed to warpgroup 0 through shared memory): one K block (the
+// second warpgroup has none), two, seven (odd, the last partial), 41 (the weight-scale runs of
+// 32 K blocks change mid-loop for both warpgroups); m = 1 / 64 / 65 (a second row tile); n with
+// a partial last tile; split-K; a grid of 3 CTAs walking many units (the hand-over buffer
+// reused); every mode; the same bytes twice; no stream-K.
+TEST(sm90_fp8_gemm, k_pairs) {
+  LOWBIT_REQUIRE_HOPPER();
+  for (int c = 0; c < cuda::kSm90Fp8ConfigCount; ++c) {
+    if (!cuda::kSm90Fp8Configs[c].k_pair) continue;
+    for (const Mode& mode : {kTensor, kRow, kBlock})
+      for (int64_t k : {128, 256, 7 * 128 - 48, 41 * 128 - 16})
+        for (int64_t m : {1, 65}) (void)run_plan(mode, m, 1104, k, c, 1);
+    for (const Mode& mode : {kTensor, kBlock}) {
+      (void)run_plan(mode, 64, 320, 41 * 128, c, 3);
+      const std::vector<uint8_t> a = run_plan(mode, 130, 1104, 7 * 128 - 48, c, 1, 0, 3);
+      if (::testing::Test::HasFailure()) return;
+      EXPECT_TRUE(a == run_plan(mode, 130, 1104, 7 * 128 - 48, c, 1, 0, 3)) << cuda::kSm90Fp8Configs[c].tag;
+    }
+    const GemmDesc d = desc_of(kBlock, 64, 320, 1024, DType::kBF16, false);
+    try {
+      (void)cuda::sm90_fp8_gemm_make_with_plan(d, cuda::gpu_spec(0), cuda::Sm90Fp8Plan{c, 1, 2, 0, ""});
+      ADD_FAILURE() << "stream-K with " << cuda::kSm90Fp8Configs[c].tag << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("no stream-K"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // Stream-K (the last sk tiles' K iterations cut evenly among the CTAs, a tile shared by
 // several CTAs finished by the last to arrive): 1 to 7 parts per tile, ranges that are whole
 // tiles, CTAs with empty ranges (more CTAs than iterations), whole-K tiles after the run,
@@ -310,8 +339,8 @@ TEST(sm90_fp8_gemm, plan_follows_measurements) {
   EXPECT_EQ(tag(128, 28672, 4096), "m128n112");
   // Up to m = 128 the one-consumer tiles too (twice the row tiles; H100, 2026-11-26: qkv, o and
   // down at m = 65..128 6-40% faster in fp8 and int8, gate_up unchanged).
-  EXPECT_EQ(tag(128, 4096, 4096), "m64n64");
-  EXPECT_EQ(tag(96, 6144, 4096), "m64n128");
+  EXPECT_EQ(tag(128, 4096, 4096), "m64n64p");
+  EXPECT_EQ(tag(96, 6144, 4096), "m64n128p");
   EXPECT_EQ(tag(129, 4096, 4096).rfind("m128", 0), 0u);
   EXPECT_EQ(std::string(cuda::kSm90Fp8Configs[cuda::sm90_fp8_gemm_plan(128, 4096, 4096, 132, false, true).config].tag),
             "m64n64");
@@ -347,8 +376,23 @@ TEST(sm90_fp8_gemm, plan_follows_measurements) {
     const cuda::Sm90Fp8Plan p = cuda::sm90_fp8_gemm_plan(m, 4096, 14336, 132);
     EXPECT_EQ(std::string(cuda::kSm90Fp8Configs[p.config].tag) + " s" + std::to_string(p.splits), "m64n128 s4") << m;
   }
-  EXPECT_EQ(tag(16, 4096, 4096), "m64n64");
+  EXPECT_EQ(tag(16, 4096, 4096), "m64n64p");
   EXPECT_EQ(tag(64, 4096, 14336), "m64n64");
+  // K pairs: a one-consumer plan in one split and one wave runs on its twin (H200, 2026-11-27:
+  // qkv and o at m = 16..128 7-18% faster); more than a wave (gate_up) or split K (down) keep
+  // the plan, and so does int8 (no twins) and the knob LOWBIT_SM90_FP8_KPAIR=0.
+  for (int64_t m : {16, 64}) {
+    EXPECT_EQ(tag(m, 6144, 4096), "m64n64p") << m;
+    EXPECT_EQ(tag(m, 4096, 4096), "m64n64p") << m;
+    EXPECT_EQ(tag(m, 28672, 4096), "m64n128") << m;
+  }
+  EXPECT_EQ(tag(128, 6144, 4096), "m64n128p");
+  EXPECT_EQ(tag(128, 4096, 14336), "m64n128");
+  EXPECT_EQ(std::string(cuda::kSm90Fp8Configs[cuda::sm90_fp8_gemm_plan(64, 4096, 4096, 132, false, true).config].tag),
+            "m64n64");
+  ::setenv("LOWBIT_SM90_FP8_KPAIR", "0", 1);
+  EXPECT_EQ(tag(64, 4096, 4096), "m64n64");
+  ::unsetenv("LOWBIT_SM90_FP8_KPAIR");
   EXPECT_EQ(cuda::sm90_fp8_gemm_plan(16, 28672, 14336, 132).why.rfind("m64n128 split 4: long k", 0), std::string::npos);
   // Stream-K where it measured faster than the 128-row plans (Suite 2: n576 / n512 x k7168 at
   // m = 6144), unless a 256-row plan fits one wave, which measured faster still there (H100,

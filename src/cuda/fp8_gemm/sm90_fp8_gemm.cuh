@@ -25,6 +25,19 @@
 // accumulator therefore never sums more than 128 products (its internal precision is below
 // fp32's), in both modes. With two consumer warpgroups one's promotion overlaps the other's
 // wgmmas.
+//
+// kKPair (Sm90Fp8Config::k_pair): two consumer warpgroups on one 64-row tile, each taking
+// every other K iteration (warpgroup w: the iterations `it` with it % 2 == w) into its own fp32
+// accumulator, so that one's wait and promotion overlap the other's wgmmas, as the two
+// row halves do in the 128-row tiles; empty[s] then counts the 4 warps of the one warpgroup
+// that reads stage s. kStages is even, so stage s always belongs to warpgroup s % 2: each full
+// barrier has one reader, which has consumed the stage's previous round before it waits for
+// the next. (With an odd count a warpgroup could wait on a stage whose previous round, the
+// other warpgroup's, had not landed yet: two phases ahead, which a parity wait cannot tell
+// from the phase it wants. The first build with 7 stages faulted so.) After the unit's K
+// loop warpgroup 1 hands its accumulator to warpgroup 0 through shared memory (fragment
+// order) and warpgroup 0 adds it (acc0 + acc1: a fixed order, deterministic) and runs the
+// epilogue alone.
 #pragma once
 
 #include <cuda.h>
@@ -156,7 +169,7 @@ __device__ __forceinline__ float2 load_bias2(const void* bias, int col, int bf16
 // them into that wave's accumulator, the stage released after the last wave. Not with int8
 // or stream-K.
 template <int kConsumers, int BN, int kStages, bool kBlock, bool kStreamK, bool kInt8 = false, int kWaves = 1,
-          bool kEpiCopies = false>
+          bool kEpiCopies = false, bool kKPair = false>
 __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     sm90_fp8_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_w,
                          const __grid_constant__ CUtensorMap tmap_sa, const __grid_constant__ CUtensorMap tmap_out,
@@ -165,7 +178,12 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
   static_assert(!kInt8 || (!kBlock && !kStreamK), "int8: scaled mode without stream-K only");
   static_assert(kWaves == 1 || (!kInt8 && !kStreamK), "waves: fp8 without stream-K only");
   static_assert(!kEpiCopies || !kStreamK, "epilogue copies: not with stream-K");
-  constexpr int kWaveRows = 64 * kConsumers;
+  static_assert(!kKPair || (kConsumers == 2 && kWaves == 1 && !kStreamK && !kInt8 && !kEpiCopies),
+                "K pair: two consumers, fp8, one wave, no stream-K");
+  static_assert(!kKPair || kStages % 2 == 0, "K pair: an even stage count (each stage has one reader)");
+  // The warpgroups with rows of their own (kKPair: one; its partner shares them).
+  constexpr int kRowGroups = kKPair ? 1 : kConsumers;
+  constexpr int kWaveRows = 64 * kRowGroups;
   constexpr int BM = kWaveRows * kWaves;
   constexpr int BK = kSm90Fp8BlockK;
   constexpr uint32_t kATile = BM * BK, kWTile = BN * BK;
@@ -188,10 +206,13 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
   constexpr int kBoxCols = sm90_fp8_out_box_cols(BN);
   constexpr uint32_t kBoxRowBytes = 2 * kBoxCols;
   constexpr uint32_t kOutBox = 64 * kBoxRowBytes;
-  constexpr uint32_t kOutBytes = kWaves * kConsumers * (BN / kBoxCols) * kOutBox;
+  constexpr uint32_t kOutBytes = kWaves * kRowGroups * (BN / kBoxCols) * kOutBox;
+  // kKPair: warpgroup 1's accumulator handed to warpgroup 0 (64 x BN fp32, fragment order).
+  constexpr uint32_t kPairBytes = kKPair ? 64u * BN * 4u : 0u;
   const uint32_t out_stage = base + kStages * kStageBytes;
   float* const sa_smem = reinterpret_cast<float*>(gbase + kStages * kStageBytes + kOutBytes);  // (kStages, BM)
-  const uint32_t bars = out_stage + kOutBytes + kStages * BM * 4;
+  float2* const pair_smem = reinterpret_cast<float2*>(gbase + kStages * kStageBytes + kOutBytes + kStages * BM * 4);
+  const uint32_t bars = out_stage + kOutBytes + kStages * BM * 4 + kPairBytes;
   auto full = [&](int s) { return bars + 8u * s; };
   auto empty = [&](int s) { return bars + 8u * (kStages + s); };
 
@@ -200,7 +221,7 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       ptx::mbarrier_init(full(s), 1);
-      ptx::mbarrier_init(empty(s), 4 * kConsumers);
+      ptx::mbarrier_init(empty(s), 4 * kRowGroups);
     }
     ptx::fence_mbarrier_init();
   }
@@ -272,7 +293,8 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
   ptx::griddep_launch_dependents();
   ptx::griddep_wait();
   const int warp = t / 32, lane = t % 32;
-  const int row_in_tile = 64 * wg + 16 * warp + lane / 4;  // and row_in_tile + 8
+  const int rwg = kKPair ? 0 : wg;  // the warpgroup's 64 rows in the wave
+  const int row_in_tile = 64 * rwg + 16 * warp + lane / 4;  // and row_in_tile + 8
   const int col_in_frag = 2 * (lane % 4);                  // + 8 j
   float accw[kWaves][BN / 2];  // wave w: rows kWaveRows * w + row_in_tile (+ 8)
   float (&acc)[BN / 2] = accw[0];
@@ -318,13 +340,13 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
   // The wgmma descriptors of stage 0 (this warpgroup's A rows, the W tile); stage s and wave w
   // add their byte offset / 16 to the start-address field (bits 0..13), which cannot carry:
   // every shared address is below 2^18 (the field holds address bits 4..17).
-  const uint64_t da0 = ptx::wgmma_desc_k_major_sw128(tiles + wg * 64 * BK);
+  const uint64_t da0 = ptx::wgmma_desc_k_major_sw128(tiles + rwg * 64 * BK);
   const uint64_t db0 = ptx::wgmma_desc_k_major_sw128(tiles + kATile);
   auto desc_a = [&](int s, int w) {
     if constexpr (kCarryPos)
       return da0 + static_cast<uint32_t>((s * kStageBytes + kWaveRows * w * BK) >> 4);
     else
-      return ptx::wgmma_desc_k_major_sw128(tiles + s * kStageBytes + (kWaveRows * w + wg * 64) * BK);
+      return ptx::wgmma_desc_k_major_sw128(tiles + s * kStageBytes + (kWaveRows * w + rwg * 64) * BK);
   };
   auto desc_w = [&](int s) {
     if constexpr (kCarryPos)
@@ -447,7 +469,33 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
       // promotion and stage release back behind the next stage's arrival).
       // With waves, the steps are (block, wave) pairs: a wave's successor in the same block
       // needs no wait, only its rows' activation scales.
-      if constexpr (kBlock && kConsumers == 2 && !kStreamK) {
+      if constexpr (kKPair) {
+        // This warpgroup's K blocks: i = i0, i0 + 2, ... with (it + i) % 2 == wg, i.e. its own
+        // stages (positions carried two at a time).
+        // Weight scales: the run of 32 holding block i, loaded when i enters it (i steps by 2,
+        // so by at most one run), the next run one ahead.
+        [[maybe_unused]] int run = 0;
+        float2 sw_run = load_sw_run(un.kb_begin);
+        float2 sw_ahead = nk > 32 ? load_sw_run(un.kb_begin + 32) : make_float2(0.f, 0.f);
+        const int i0 = static_cast<int>((it + static_cast<uint32_t>(wg)) & 1u);
+        Pos cur = pos_of(it + i0);
+        for (int i = i0; i < nk; i += 2) {
+          float2 sw = make_float2(1.f, 1.f);
+          if constexpr (kBlock) {
+            if ((i >> 5) != run) {
+              run = i >> 5;
+              sw_run = sw_ahead;
+              if (32 * (run + 1) < nk) sw_ahead = load_sw_run(un.kb_begin + 32 * (run + 1));
+            }
+            sw = make_float2(__shfl_sync(0xffffffffu, sw_run.x, i & 31),
+                             kTwoScaleBlocks ? __shfl_sync(0xffffffffu, sw_run.y, i & 31) : 0.f);
+          }
+          const float2 a = issue(t0, cur, false);
+          ptx::wgmma_wait_group<0>();
+          finish(hi_from, t0, cur, a, sw);
+          cur = next_pos(next_pos(cur));
+        }
+      } else if constexpr (kBlock && kConsumers == 2 && !kStreamK) {
         if (nk == 0) return;
         float2 sw = sw_of(0);
         Pos cur = pos_of(it);
@@ -543,6 +591,28 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
       k_loop(std::integral_constant<int, BN / 8>{});
     }
     it += nk;
+
+    // ---------------- K pair: warpgroup 1's sums to warpgroup 0 ----------------
+    // Both warpgroups pass the same two barrier instructions (bar.sync is .aligned: synccheck
+    // flagged a first version in which they reached barrier 4 from two places).
+    if constexpr (kKPair) {
+      float2* const x = pair_smem + t;
+      if (wg == 1) {
+#pragma unroll
+        for (int j2 = 0; j2 < BN / 4; ++j2) x[128 * j2] = make_float2(acc[2 * j2], acc[2 * j2 + 1]);
+      }
+      ptx::named_barrier_sync(3, 256);  // warpgroup 1's sums stored
+      if (wg == 0) {
+#pragma unroll
+        for (int j2 = 0; j2 < BN / 4; ++j2) {
+          const float2 v = x[128 * j2];
+          acc[2 * j2] += v.x;
+          acc[2 * j2 + 1] += v.y;
+        }
+      }
+      ptx::named_barrier_sync(4, 256);  // read: the buffer is free for the next unit
+      if (wg == 1) return;
+    }
 
     // ---------------- stream-K: a part of a tile ----------------
     // Each consumer warpgroup handles its 64 rows on its own. Every CTA runs its stream-K
@@ -674,7 +744,7 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
       if (t == 0) ptx::tma_store_wait_read();
       ptx::named_barrier_sync(1 + wg, 128);
       // Wave w's boxes follow wave w - 1's (kWaves x kConsumers x BN / kBoxCols boxes).
-      auto boxes_of = [&](int w) { return out_stage + (w * kConsumers + wg) * (BN / kBoxCols) * kOutBox; };
+      auto boxes_of = [&](int w) { return out_stage + (w * kRowGroups + rwg) * (BN / kBoxCols) * kOutBox; };
       if constexpr (kEpiCopies) {
         // One copy of the staging loop per output dtype and bias / no bias, chosen once per
         // tile: with both at run time every store carried an f16 and a bf16 conversion
@@ -757,10 +827,10 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
 #pragma unroll
         for (int w = 0; w < kWaves; ++w) {
           // A wave wholly past m stores nothing (the TMA would clip every row anyway).
-          if (kWaves > 1 && m0 + kWaveRows * w + 64 * wg >= p.m) break;
+          if (kWaves > 1 && m0 + kWaveRows * w + 64 * rwg >= p.m) break;
 #pragma unroll
           for (int b = 0; b < BN / kBoxCols; ++b)
-            ptx::tma_store_2d(&tmap_out, boxes_of(w) + b * kOutBox, n0 + kBoxCols * b, m0 + kWaveRows * w + 64 * wg);
+            ptx::tma_store_2d(&tmap_out, boxes_of(w) + b * kOutBox, n0 + kBoxCols * b, m0 + kWaveRows * w + 64 * rwg);
         }
         ptx::tma_store_commit();
       }

@@ -53,7 +53,7 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
     block_ = !int8_ && fp8_gemm_mode(d_) == Fp8GemmMode::kBlock;
     const Sm90Fp8Config& c = kSm90Fp8Configs[plan_.config];
     bm_ = c.block_m();
-    if (plan_.sk_tiles != 0 && c.waves > 1)
+    if (plan_.sk_tiles != 0 && (c.waves > 1 || c.k_pair))
       throw Error(std::string(who_) + "configuration " + c.tag + " has no stream-K (sk_tiles must be 0)");
     bn_ = c.block_n;
     consumers_ = c.consumers;

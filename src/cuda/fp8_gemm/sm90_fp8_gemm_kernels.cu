@@ -15,17 +15,17 @@ constexpr bool fits() {
   return sm90_fp8_smem_bytes(kSm90Fp8Configs[C]) <= 227 * 1024;
 }
 static_assert(fits<0>() && fits<1>() && fits<2>() && fits<3>() && fits<4>() && fits<5>() && fits<6>() && fits<7>() &&
-                  fits<8>(),
+                  fits<8>() && fits<9>() && fits<10>(),
               "a configuration needs more than 227 KB of shared memory");
 
 template <int C, bool kBlock, bool kStreamK>
 KernelFn kernel_of() {
   constexpr Sm90Fp8Config c = kSm90Fp8Configs[C];
-  if constexpr (kStreamK && c.waves > 1)
-    return nullptr;  // no stream-K with waves (the launcher refuses it)
+  if constexpr (kStreamK && (c.waves > 1 || c.k_pair))
+    return nullptr;  // no stream-K with waves or K pairs (the launcher refuses it)
   else
     return &sm90fp8::sm90_fp8_gemm_kernel<c.consumers, c.block_n, c.stages, kBlock, kStreamK, false, c.waves,
-                                           c.epilogue_copies>;
+                                           c.epilogue_copies, c.k_pair>;
 }
 
 template <int C>
@@ -37,7 +37,7 @@ KernelFn kernel_of(bool block, bool stream_k) {
 // Stream-K is a separate instantiation so that the kernels without it are the code they were
 // before it (a shared walk cost them 7% in Suite 2: uniform-register loop state was lost).
 KernelFn kernel_for(int config, bool block, bool stream_k) {
-  static_assert(kSm90Fp8ConfigCount == 9, "one line per configuration below");
+  static_assert(kSm90Fp8ConfigCount == 11, "one line per configuration below");
   switch (config) {
     case 0: return kernel_of<0>(block, stream_k);
     case 1: return kernel_of<1>(block, stream_k);
@@ -48,6 +48,8 @@ KernelFn kernel_for(int config, bool block, bool stream_k) {
     case 6: return kernel_of<6>(block, stream_k);
     case 7: return kernel_of<7>(block, stream_k);
     case 8: return kernel_of<8>(block, stream_k);
+    case 9: return kernel_of<9>(block, stream_k);
+    case 10: return kernel_of<10>(block, stream_k);
     default: return nullptr;
   }
 }

@@ -29,7 +29,10 @@ struct Sm90Fp8Config {
   bool int8 = true;
   int waves = 1;
   bool epilogue_copies = false;
-  constexpr int block_m() const { return 64 * consumers * waves; }
+  // `k_pair`: the two consumers share one 64-row tile, each taking every other K block
+  // (sm90_fp8_gemm.cuh, kKPair); fp8 only, no stream-K.
+  bool k_pair = false;
+  constexpr int block_m() const { return 64 * (k_pair ? 1 : consumers) * waves; }
 };
 inline constexpr Sm90Fp8Config kSm90Fp8Configs[] = {
     {1, 128, 8, "m64n128"},   // small m (decode): 24 KB per stage, 192 KB in flight per SM
@@ -49,6 +52,12 @@ inline constexpr Sm90Fp8Config kSm90Fp8Configs[] = {
     // The same tile with the epilogue copies: block mode at k <= 512 (docs/kernels/fp8_gemm.md,
     // v28: 5-11% faster there, its K loop 4-12% slower at long k).
     {2, 128, 3, "m256n128e", false, 2, true},
+    // The one-consumer tiles with a second consumer warpgroup on the other K blocks (small m,
+    // where one warpgroup's wait-and-promote per K block leaves the tensor core idle); the
+    // partner's 64 x BN fp32 sums take shared memory; an even stage count (10 / 6: each
+    // stage read by one of the two).
+    {2, 64, 10, "m64n64p", false, 1, false, true},
+    {2, 128, 6, "m64n128p", false, 1, false, true},
 };
 inline constexpr int kSm90Fp8ConfigCount = sizeof(kSm90Fp8Configs) / sizeof(kSm90Fp8Configs[0]);
 inline constexpr int kSm90Fp8BlockK = 128;
@@ -88,7 +97,7 @@ inline constexpr int sm90_fp8_out_box_cols(int block_n) {
 // staging boxes, barriers, the slack that aligns the tiles to 1024 bytes). At most 227 KB.
 inline constexpr int sm90_fp8_smem_bytes(const Sm90Fp8Config& c) {
   return c.stages * (c.block_m() + c.block_n) * kSm90Fp8BlockK + c.stages * c.block_m() * 4 +
-         c.block_m() * c.block_n * 2 + c.stages * 16 + 1024;
+         c.block_m() * c.block_n * 2 + (c.k_pair ? 64 * c.block_n * 4 : 0) + c.stages * 16 + 1024;
 }
 
 // sm90_fp8_gemm_kernels.cu. prepare(): raise the kernel's dynamic shared-memory limit on the

@@ -110,6 +110,7 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count, bo
     const Sm90Fp8Config& cfg = kSm90Fp8Configs[c];
     const int bm = cfg.block_m();
     if (cfg.waves > 1 && forced != c) continue;  // ranked below, against the plan this loop picks
+    if (cfg.k_pair && forced != c) continue;     // K pairs: only by the rule at the end, or forced
     // Two consumer warpgroups only pay off once both have rows to compute; up to m = 128 the
     // one-consumer configurations stay candidates (twice the row tiles: H100, lowbit bench,
     // 2026-11-26, m = 128, fp8 per-tensor / block, us: qkv m64n128 13.9 / 14.3 against m128n96
@@ -283,6 +284,30 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count, bo
     // x 512 x 7168 49.2-52.9 against stream-K's 58.1-63.8 and m128n112's 65.0-69.9; 6144 x 576 x
     // 7168 51.5-53.3 against 58.5-59.7).
     if (best.sk_tiles > 0 && tall_one_wave.config >= 0) return tall_one_wave;
+  }
+  // K pairs (fp8): a one-consumer plan in one split and at most one wave of tiles runs on its
+  // K-pair twin (the same tile, a second consumer warpgroup on every other K block). A measured
+  // rule (H200, lowbit bench, 2026-11-27, us, default / twin forced in one split, per-tensor and
+  // block: qkv m = 16 11.06 / 11.13, 11.91 / 10.85; m = 64 10.27 / 9.52, 11.35 / 9.58; m = 128
+  // on m64n128 13.66 / 12.06, 14.40 / 12.44; o m = 16 / 64 / 128 9.32 / 8.41, 9.68 / 8.47, 10.12
+  // / 8.86, block 10.45 / 8.61, 10.68 / 8.88, 11.31 / 9.32). Where the tiles take more than one
+  // wave (gate_up: 224 or 448) or the plan splits K (down), the twins measured slower or were
+  // not measured: those keep the plan (docs/kernels/fp8_gemm.md, v30). Not int8 (no twins).
+  // LOWBIT_SM90_FP8_KPAIR=0: never (a measurement knob).
+  const char* kpair_env = std::getenv("LOWBIT_SM90_FP8_KPAIR");
+  const bool kpair_on = kpair_env == nullptr || std::atoi(kpair_env) != 0;
+  const Sm90Fp8Config& bc = kSm90Fp8Configs[best.config];
+  if (kpair_on && forced < 0 && !int8 && best.sk_tiles == 0 && best.splits == 1 && bc.consumers == 1) {
+    const int64_t tiles = ((m + bc.block_m() - 1) / bc.block_m()) * ((n + bc.block_n - 1) / bc.block_n);
+    for (int c = 0; c < kSm90Fp8ConfigCount && tiles <= sm_count; ++c) {
+      const Sm90Fp8Config& t = kSm90Fp8Configs[c];
+      if (t.k_pair && t.block_n == bc.block_n) {
+        best.config = c;
+        best.why = std::string(t.tag) + " split 1: " + std::to_string(tiles) + " tiles in one wave, " + bc.tag +
+                   "'s K-pair twin (measured rule)";
+        break;
+      }
+    }
   }
   return best;
 }

@@ -20,9 +20,9 @@ KernelFn kernel_of() {
 }
 
 KernelFn kernel_for(int config) {
-  static_assert(kSm90Fp8ConfigCount == 9 && kSm90Fp8Configs[3].int8 && !kSm90Fp8Configs[4].int8 &&
+  static_assert(kSm90Fp8ConfigCount == 11 && kSm90Fp8Configs[3].int8 && !kSm90Fp8Configs[4].int8 &&
                     !kSm90Fp8Configs[5].int8 && !kSm90Fp8Configs[6].int8 && !kSm90Fp8Configs[7].int8 &&
-                    !kSm90Fp8Configs[8].int8,
+                    !kSm90Fp8Configs[8].int8 && !kSm90Fp8Configs[9].int8 && !kSm90Fp8Configs[10].int8,
                 "one line per int8 configuration below");
   switch (config) {
     case 0: return kernel_of<0>();
