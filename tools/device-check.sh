@@ -6,13 +6,20 @@
 #   4. runs the GPU tests under compute-sanitizer memcheck, racecheck and synccheck
 #      (SANITIZE_FILTER selects the subset, default: all GPU tests; RACE_FILTER the subset for
 #      the slower racecheck and synccheck, default: tests of lowbit's own kernels only;
-#      SANITIZE_TIMEOUT seconds per tool, default 300; LOWBIT_TEST_SMALL=1 by default),
+#      SANITIZE_TIMEOUT seconds per tool, default 300; LOWBIT_TEST_SMALL=1 by default;
+#      SANITIZE_TOOLS the tools, default "memcheck racecheck synccheck"),
 #   5. writes a report (GPU, driver, commit, results) to $OUT/report.md plus logs and
 #      bench.json, to be committed under bench/results/.
 # $OUT then holds report.md, bench.json and logs.tar.gz (build, ctest, sanitizer logs).
 # Environment: OUT (default ./device-out), LOWBIT_COMMIT (the commit being checked; the device
 # copy of the tree has no .git), ARCHS (default 90a: the device's own arch), STEPS (default
 # "build test sanitize bench").
+# One device call is limited to 600 s. The whole check with SANITIZE_FILTER='*' took ~640 s on
+# an H200 on 2026-11-27 (build 88, ctest 80, bench 230, memcheck 95, racecheck ~110,
+# synccheck ~30): split it in two calls on the same warm machine, e.g.
+#   1. STEPS="build test sanitize bench" SANITIZE_FILTER='*' SANITIZE_TOOLS=memcheck
+#   2. PREBUILT=build-device STEPS=sanitize SANITIZE_TOOLS="racecheck synccheck"
+# (docs/dev/device-rules.md).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/device-out}
@@ -80,7 +87,7 @@ fi
 if has sanitize; then
   gpu_tests="$build/tests/lowbit_gpu_tests"
   export LOWBIT_TEST_SMALL=${LOWBIT_TEST_SMALL:-1}  # the tests' small-shape mode: sanitizers are slow
-  for tool in memcheck racecheck synccheck; do
+  for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
     filter=${SANITIZE_FILTER:-*}
     [ "$tool" != memcheck ] && filter=${RACE_FILTER:-smxx_convert.*:sm80_mixed_gemm.every_config*:sm80_mixed_gemm.act_order*:smxx_gemv.forced_launches:smxx_gemv.bitserial_and_decoding_kernels:smxx_gemv.cluster_k_split:smxx_gemv.int8_activations:smxx_gemv.tiled_layout_every_format:sm90_fp8_gemm.forced_plans:sm90_fp8_gemm.k_pairs:sm90_fp8_gemm.edges:sm90_int8_gemm.forced_plans:sm90_int8_gemm.edges:sm80_int8_gemm.every_config_and_split_mode:sm90_mixed_gemm.edges:sm90_mixed_gemm.every_config_and_split:sm89_fp8_gemm.every_config_and_split_mode:sm89_fp8_gemm.k_at_stage_and_block_edges:smxx_fp8_act_quant.per_token_bf16:smxx_fp8_act_quant.per_tensor_f16:smxx_fp8_act_quant.block1x128_f16:smxx_int8_act_quant.per_token_zp_bf16:smxx_int8_act_quant.static_zp_bf16}
     step "compute-sanitizer $tool ($filter)"
