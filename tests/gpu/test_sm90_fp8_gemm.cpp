@@ -376,17 +376,22 @@ TEST(sm90_fp8_gemm, plan_follows_measurements) {
     EXPECT_EQ(std::string(cuda::kSm90Fp8Configs[p.config].tag) + " s" + std::to_string(p.splits), "m64n128 s4") << m;
   }
   EXPECT_EQ(tag(16, 4096, 4096), "m64n64p");
-  EXPECT_EQ(tag(64, 4096, 14336), "m64n64");
+  EXPECT_EQ(tag(64, 4096, 14336), "m64n64p");
+  EXPECT_EQ(tag(48, 4096, 14336), "m64n64");
   // K pairs: a one-consumer plan in one split and one wave runs on its twin (H200, 2026-11-27:
-  // qkv and o at m = 16..128 7-18% faster); more than a wave (gate_up) or split K (down) keep
-  // the plan, and so does int8 (no twins) and the knob LOWBIT_SM90_FP8_KPAIR=0.
+  // qkv and o at m = 16..128 7-18% faster), and so does one in two splits whose units fit one
+  // wave at m = 64 or 128 (down: 2-6% faster; slower at m = 96, fp8_gemm.md v31); more than a
+  // wave (gate_up) or four splits (down at m <= 32) keep the plan, and so does int8 (no twins)
+  // and the knob LOWBIT_SM90_FP8_KPAIR=0.
   for (int64_t m : {16, 64}) {
     EXPECT_EQ(tag(m, 6144, 4096), "m64n64p") << m;
     EXPECT_EQ(tag(m, 4096, 4096), "m64n64p") << m;
     EXPECT_EQ(tag(m, 28672, 4096), "m64n128") << m;
   }
   EXPECT_EQ(tag(128, 6144, 4096), "m64n128p");
-  EXPECT_EQ(tag(128, 4096, 14336), "m64n128");
+  EXPECT_EQ(tag(128, 4096, 14336), "m64n128p");
+  EXPECT_EQ(cuda::sm90_fp8_gemm_plan(128, 4096, 14336, 132).splits, 2);
+  EXPECT_EQ(tag(96, 4096, 14336), "m64n128");
   EXPECT_EQ(std::string(cuda::kSm90Fp8Configs[cuda::sm90_fp8_gemm_plan(64, 4096, 4096, 132, false, true).config].tag),
             "m64n64");
   ::setenv("LOWBIT_SM90_FP8_KPAIR", "0", 1);

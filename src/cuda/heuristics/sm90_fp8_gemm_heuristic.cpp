@@ -291,20 +291,28 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count, bo
   // block: qkv m = 16 11.06 / 11.13, 11.91 / 10.85; m = 64 10.27 / 9.52, 11.35 / 9.58; m = 128
   // on m64n128 13.66 / 12.06, 14.40 / 12.44; o m = 16 / 64 / 128 9.32 / 8.41, 9.68 / 8.47, 10.12
   // / 8.86, block 10.45 / 8.61, 10.68 / 8.88, 11.31 / 9.32). Where the tiles take more than one
-  // wave (gate_up: 224 or 448) or the plan splits K (down), the twins measured slower or were
-  // not measured: those keep the plan (docs/kernels/fp8_gemm.md, v30). Not int8 (no twins).
-  // LOWBIT_SM90_FP8_KPAIR=0: never (a measurement knob).
+  // wave (gate_up: 224 or 448) the twins measured slower: those keep the plan (docs/kernels/
+  // fp8_gemm.md, v30). Split K (down, 4096 x 14336): the twin in the plan's split count, its
+  // units within one wave, measured slower in four splits at m = 16 / 32 (block 18.98 / 19.54
+  // against 18.80 / 19.26), faster in two at m = 64 and 128 and slower in two at m = 96 (H200,
+  // 2026-11-27, fp8_gemm.md v31; second run, this rule on / off, two rounds, block: m = 64
+  // 19.63 / 20.04, m = 96 26.11-26.17 / 25.45-25.59, m = 128 25.04 / 26.44-26.53; per-tensor
+  // 19.50 / 19.51, 25.75 / 25.05, 24.70 / 25.08). So two splits take the twin only where the
+  // rows fill whole 64-row tiles (m = 64, 128: what was measured; why m = 96 loses is not
+  // known). Not int8 (no twins). LOWBIT_SM90_FP8_KPAIR=0: never (a measurement knob).
   const char* kpair_env = std::getenv("LOWBIT_SM90_FP8_KPAIR");
   const bool kpair_on = kpair_env == nullptr || std::atoi(kpair_env) != 0;
   const Sm90Fp8Config& bc = kSm90Fp8Configs[best.config];
-  if (kpair_on && forced < 0 && !int8 && best.sk_tiles == 0 && best.splits == 1 && bc.consumers == 1) {
+  const bool kpair_splits = best.splits == 1 || (best.splits == 2 && m % 64 == 0);
+  if (kpair_on && forced < 0 && !int8 && best.sk_tiles == 0 && kpair_splits && bc.consumers == 1) {
     const int64_t tiles = ((m + bc.block_m() - 1) / bc.block_m()) * ((n + bc.block_n - 1) / bc.block_n);
-    for (int c = 0; c < kSm90Fp8ConfigCount && tiles <= sm_count; ++c) {
+    const int64_t units = tiles * best.splits;
+    for (int c = 0; c < kSm90Fp8ConfigCount && units <= sm_count; ++c) {
       const Sm90Fp8Config& t = kSm90Fp8Configs[c];
       if (t.k_pair && t.block_n == bc.block_n) {
         best.config = c;
-        best.why = std::string(t.tag) + " split 1: " + std::to_string(tiles) + " tiles in one wave, " + bc.tag +
-                   "'s K-pair twin (measured rule)";
+        best.why = std::string(t.tag) + " split " + std::to_string(best.splits) + ": " + std::to_string(units) +
+                   " units in one wave, " + bc.tag + "'s K-pair twin (measured rule)";
         break;
       }
     }
