@@ -157,6 +157,15 @@ __device__ __forceinline__ float2 load_bias2(const void* bias, int col, int bf16
   return __half22float2(reinterpret_cast<const __half2*>(bias)[col / 2]);
 }
 
+// f(std::integral_constant<int, J>{}) for J = I .. N - 1, unrolled at compile time.
+template <int I, int N, class F>
+__device__ __forceinline__ void static_for(F&& f) {
+  if constexpr (I < N) {
+    f(std::integral_constant<int, I>{});
+    static_for<I + 1, N>(f);
+  }
+}
+
 // kInt8 (the sm90_int8_gemm family, int8_gemm_common.hpp): A and W int8, the same tiles,
 // stages, barriers, walk and epilogue; the four wgmmas per K block are s32.s8.s8 and
 // accumulate in the same int32 registers over the whole K range of a unit (integer sums are
@@ -574,8 +583,63 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
       ptx::wgmma_fence_operand(iacc);
       if (nk > 0) release(pos_of(it + nk - 1));
     };
+    // Tensor / row modes (no per-block scale), one wave: the K blocks in chains of kChain,
+    // each chain accumulated in the temporary by the tensor core (the first block with
+    // scale-d = 0), block j + 1 issued before block j retired (wgmma.wait_group 1, int8_loop's
+    // schedule: nothing reads the temporary while a chain runs), then one promotion
+    // acc += t0. Promoting once per block (k_loop) leaves the tensor core idle between a
+    // block's completion and the next issue once per block; a chain of two leaves that gap
+    // once per two blocks, and fp8 wgmma's limited-precision accumulation still runs over at
+    // most 256 products before each fp32 promotion (docs/kernels/fp8_gemm.md, v33: H200
+    // Suite 1 per-tensor M = 4096 1479-1491 -> 1462-1469 us; rel err at k = 14336 1.662e-3 ->
+    // 1.668e-3; chains of four no faster; the two-wave m256n128 kernels chained wave by wave
+    // 10-12% slower, so they keep k_loop).
+    constexpr int kChain = (!kInt8 && !kBlock && !kStreamK && !kKPair && kWaves == 1) ? 2 : 1;
+    auto chain_loop = [&]() {
+      float (&acc)[BN / 2] = accw[0];
+      auto release = [&](Pos q) {
+        __syncwarp();
+        if (lane == 0) ptx::mbarrier_arrive(empty(stage_of(q)));
+      };
+      // The chain of kLen blocks from block i. Chain positions are compile-time constants
+      // (unrolled), so that the waits sit in no path ptxas could take for divergent (C7518
+      // serializes the wgmmas there).
+      auto chain = [&](int i, auto len_c) {
+        constexpr int kLen = decltype(len_c)::value;
+        static_for<0, kLen>([&](auto j_c) {
+          constexpr int j = decltype(j_c)::value;
+          const Pos cur = pos_of(it + i + j);
+          const int s = stage_of(cur);
+          ptx::mbarrier_wait_parity(full(s), parity_of(cur));
+          const uint64_t da = desc_a(s, 0);
+          const uint64_t db = desc_w(s);
+          ptx::wgmma_fence_operand(t0);
+          ptx::wgmma_fence();
+#pragma unroll
+          for (int kk = 0; kk < BK / 32; ++kk) wgmma_k32<BN>(t0, da + 2 * kk, db + 2 * kk, kk > 0 || j > 0);
+          ptx::wgmma_commit_group();
+          if constexpr (j < kLen - 1) {
+            ptx::wgmma_wait_group<1>();
+            ptx::wgmma_fence_operand(t0);
+            if constexpr (j > 0) release(pos_of(it + i + j - 1));
+          } else {
+            ptx::wgmma_wait_group<0>();
+            ptx::wgmma_fence_operand(t0);
+            if constexpr (j > 0) release(pos_of(it + i + j - 1));
+            release(cur);
+#pragma unroll
+            for (int c = 0; c < BN / 2; ++c) acc[c] += t0[c];
+          }
+        });
+      };
+      int i = 0;
+      for (; i + kChain <= nk; i += kChain) chain(i, std::integral_constant<int, kChain>{});
+      for (; i < nk; ++i) chain(i, std::integral_constant<int, 1>{});
+    };
     if constexpr (kInt8) {
       int8_loop();
+    } else if constexpr (kChain > 1) {
+      chain_loop();
     } else if constexpr (kBlock && kTwoScaleBlocks && BN == 192) {
       // BN = 192: n0 is a multiple of 64, so the second n block starts at column 64 or 128.
       if (split_col == 64)
