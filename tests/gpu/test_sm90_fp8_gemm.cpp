@@ -364,6 +364,21 @@ TEST(sm90_fp8_gemm, plan_follows_measurements) {
   EXPECT_EQ(tag_block(1024, 7168, 256), "m256n128e");
   EXPECT_EQ(tag_block(1024, 7168, 2048), "m256n128");
   EXPECT_EQ(tag_block(6144, 7168, 2304).find("m256n128e"), std::string::npos);
+  // Block mode at m = 129..256 with the 256-row tiles in two waves, the second at least half
+  // full: m256n128 (measured rule; H200, 2026-11-27: gate_up at m = 256 65.2 against m128n112's
+  // 70.2 us); per-tensor keeps m128n112 there (60.2-60.5 against 62.2), block mode keeps the
+  // 128-row tiles with fewer tiles (qkv, o, down at m = 256; 18432 x 7168, 144 tiles: one wave
+  // and 12 tiles, not measured), and so does m = 128 and the knob LOWBIT_SM90_FP8_TALL=0.
+  EXPECT_EQ(tag_block(256, 28672, 4096), "m256n128");
+  EXPECT_EQ(tag_block(129, 28672, 4096), "m256n128");
+  EXPECT_EQ(cuda::sm90_fp8_gemm_plan(256, 28672, 4096, 132, true, false, true).splits, 1);
+  EXPECT_EQ(tag_block(128, 28672, 4096), "m128n112");
+  EXPECT_EQ(tag_block(257, 28672, 4096).rfind("m128", 0), 0u);
+  for (const auto& nk : {std::array<int64_t, 2>{6144, 4096}, {4096, 4096}, {4096, 14336}, {18432, 7168}})
+    EXPECT_EQ(tag_block(256, nk[0], nk[1]).rfind("m128", 0), 0u) << nk[0] << " x " << nk[1];
+  ::setenv("LOWBIT_SM90_FP8_TALL", "0", 1);
+  EXPECT_EQ(tag_block(256, 28672, 4096), "m128n112");
+  ::unsetenv("LOWBIT_SM90_FP8_TALL");
   EXPECT_EQ(tag(6144, 3072, 1536), "m128n192");
   const int64_t int8_shapes[][2] = {{4096, 4096}, {1536, 7168}, {28672, 4096}};
   for (int64_t m : {100, 256, 1024})

@@ -249,6 +249,30 @@ Sm90Fp8Plan sm90_fp8_gemm_plan(int64_t m, int64_t n, int64_t k, int sm_count, bo
       return best;
     }
   }
+  // Block mode at 128 < m <= 256, where the 256-row tiles take two waves, the second at least
+  // half full (n / 128 tiles in 1.5..2 x SMs): the 256-row tile in one split. A measured rule
+  // (H200, lowbit bench, 2026-11-27, m = 256, every configuration forced: gate_up 28672 x 4096,
+  // 224 tiles, on m256n128 65.2-65.3 us against the model's m128n112 70.2 and m128n128 71.5;
+  // docs/kernels/fp8_gemm.md, v33). The cost model above does not rank it there (its clocks are
+  // fitted to the per-tensor mode). Not per-tensor / row (there m256n128 measured 62.2 against
+  // m128n112's 60.2-60.5), and not with less than a wave of tiles (qkv / o / down at m = 256,
+  // 48 / 32 / 32 tiles: 1.6-2.2x slower on it); other tile counts are not measured. Measured at
+  // m = 256 only; for m in 129..255 the two plans keep the same tiles (two of 128 rows against
+  // one of 256, the rows past m zero-filled by the TMA in both), so the rule covers them.
+  const int64_t tiles256 = (n + 127) / 128;
+  if (forced < 0 && forced_splits < 0 && !int8 && block && tall_on && m > 128 && m <= 256 &&
+      2 * tiles256 >= 3 * static_cast<int64_t>(sm_count) && tiles256 <= 2 * static_cast<int64_t>(sm_count)) {
+    for (int c = 0; c < kSm90Fp8ConfigCount; ++c) {
+      const Sm90Fp8Config& cfg = kSm90Fp8Configs[c];
+      if (cfg.waves == 1 || cfg.epilogue_copies || cfg.block_n != 128) continue;
+      best.config = c;
+      best.splits = 1;
+      best.sk_tiles = 0;
+      best.why = std::string(cfg.tag) + " split 1: block mode, m = 129..256, " + std::to_string(tiles256) +
+                 " tiles of 256 rows in two waves (measured rule)";
+      return best;
+    }
+  }
   // Stream-K over every tile (sm90_fp8_gemm.cuh) for a two-consumer configuration, at
   // m >= 1024 (where it was measured; below, the layers are closer to the DRAM bound), when
   // (1) it has between one and two waves of tiles, the last at most half full, (2) k has at
