@@ -368,7 +368,8 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
   // read before the wgmmas are issued (or `a_pre`, read earlier by the caller). Where these
   // reads sit matters (docs/kernels/fp8_gemm.md, v8): after the wgmmas completed (v7) or after
   // the issue was slower.
-  auto issue = [&](float (&d)[BN / 2], Pos q, bool waited = false, float2 a_pre = float2{}, int w = 0) {
+  auto issue = [&](float (&d)[BN / 2], Pos q, bool waited = false, float2 a_pre = float2{}, int w = 0,
+                   bool accumulate = false) {
     const int s = stage_of(q);
     if (!waited) ptx::mbarrier_wait_parity(full(s), parity_of(q));
     float2 a = make_float2(1.f, 1.f);
@@ -378,7 +379,7 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     ptx::wgmma_fence_operand(d);
     ptx::wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < BK / 32; ++kk) wgmma_k32<BN>(d, da + 2 * kk, db + 2 * kk, kk > 0);
+    for (int kk = 0; kk < BK / 32; ++kk) wgmma_k32<BN>(d, da + 2 * kk, db + 2 * kk, accumulate || kk > 0);
     ptx::wgmma_commit_group();
     return a;
   };
@@ -553,11 +554,12 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     };
     // int8: one accumulation over the unit's K blocks; block i's stage is released once
     // block i + 1 is issued and block i has retired.
+    // The stage of the iteration at `q` is free again (one arrive per consumer warp).
+    auto release = [&](Pos q) {
+      __syncwarp();
+      if (lane == 0) ptx::mbarrier_arrive(empty(stage_of(q)));
+    };
     auto int8_loop = [&]() {
-      auto release = [&](Pos q) {
-        __syncwarp();
-        if (lane == 0) ptx::mbarrier_arrive(empty(stage_of(q)));
-      };
 #pragma unroll
       for (int i = 0; i < (kInt8 ? BN / 2 : 1); ++i) iacc[i] = 0;
       // (kInt8 kernels: not kCarryPos, each position from the iteration index.)
@@ -597,10 +599,6 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     constexpr int kChain = (!kInt8 && !kBlock && !kStreamK && !kKPair && kWaves == 1) ? 2 : 1;
     auto chain_loop = [&]() {
       float (&acc)[BN / 2] = accw[0];
-      auto release = [&](Pos q) {
-        __syncwarp();
-        if (lane == 0) ptx::mbarrier_arrive(empty(stage_of(q)));
-      };
       // The chain of kLen blocks from block i. Chain positions are compile-time constants
       // (unrolled), so that the waits sit in no path ptxas could take for divergent (C7518
       // serializes the wgmmas there).
@@ -609,15 +607,7 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
         static_for<0, kLen>([&](auto j_c) {
           constexpr int j = decltype(j_c)::value;
           const Pos cur = pos_of(it + i + j);
-          const int s = stage_of(cur);
-          ptx::mbarrier_wait_parity(full(s), parity_of(cur));
-          const uint64_t da = desc_a(s, 0);
-          const uint64_t db = desc_w(s);
-          ptx::wgmma_fence_operand(t0);
-          ptx::wgmma_fence();
-#pragma unroll
-          for (int kk = 0; kk < BK / 32; ++kk) wgmma_k32<BN>(t0, da + 2 * kk, db + 2 * kk, kk > 0 || j > 0);
-          ptx::wgmma_commit_group();
+          issue(t0, cur, false, float2{}, 0, j > 0);
           if constexpr (j < kLen - 1) {
             ptx::wgmma_wait_group<1>();
             ptx::wgmma_fence_operand(t0);
