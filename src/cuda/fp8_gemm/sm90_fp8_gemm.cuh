@@ -552,13 +552,13 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
         }
       }
     };
-    // int8: one accumulation over the unit's K blocks; block i's stage is released once
-    // block i + 1 is issued and block i has retired.
     // The stage of the iteration at `q` is free again (one arrive per consumer warp).
     auto release = [&](Pos q) {
       __syncwarp();
       if (lane == 0) ptx::mbarrier_arrive(empty(stage_of(q)));
     };
+    // int8: one accumulation over the unit's K blocks; block i's stage is released once
+    // block i + 1 is issued and block i has retired.
     auto int8_loop = [&]() {
 #pragma unroll
       for (int i = 0; i < (kInt8 ? BN / 2 : 1); ++i) iacc[i] = 0;
