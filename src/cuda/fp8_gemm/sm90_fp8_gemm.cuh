@@ -608,14 +608,11 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
           constexpr int j = decltype(j_c)::value;
           const Pos cur = pos_of(it + i + j);
           issue(t0, cur, false, float2{}, 0, j > 0);
-          if constexpr (j < kLen - 1) {
-            ptx::wgmma_wait_group<1>();
-            ptx::wgmma_fence_operand(t0);
-            if constexpr (j > 0) release(pos_of(it + i + j - 1));
-          } else {
-            ptx::wgmma_wait_group<0>();
-            ptx::wgmma_fence_operand(t0);
-            if constexpr (j > 0) release(pos_of(it + i + j - 1));
+          // Block j - 1 has retired once at most block j is in flight; the last waits for all.
+          ptx::wgmma_wait_group<(j < kLen - 1) ? 1 : 0>();
+          ptx::wgmma_fence_operand(t0);
+          if constexpr (j > 0) release(pos_of(it + i + j - 1));
+          if constexpr (j == kLen - 1) {
             release(cur);
 #pragma unroll
             for (int c = 0; c < BN / 2; ++c) acc[c] += t0[c];
