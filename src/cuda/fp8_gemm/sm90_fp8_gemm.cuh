@@ -383,6 +383,11 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     ptx::wgmma_commit_group();
     return a;
   };
+  // The stage of the iteration at `q` is free again (one arrive per consumer warp).
+  auto release = [&](Pos q) {
+    __syncwarp();
+    if (lane == 0) ptx::mbarrier_arrive(empty(stage_of(q)));
+  };
   // The group of the iteration at `q` has completed: release its stage, promote d into acc
   // (block mode: times sa[row, kb] * sw[n block, kb]; `a` the activation scales issue() read,
   // `sw` the weight scales of the tile's one or two n blocks for that K block).
@@ -394,11 +399,7 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
   auto finish = [&](auto hi_from, float (&d)[BN / 2], Pos q, float2 a, float2 sw, int w = 0) {
     float (&acc)[BN / 2] = accw[w];
     ptx::wgmma_fence_operand(d);
-    const int s = stage_of(q);
-    if (w == kWaves - 1) {
-      __syncwarp();
-      if (lane == 0) ptx::mbarrier_arrive(empty(s));
-    }
+    if (w == kWaves - 1) release(q);
     if constexpr (kBlock) {
       constexpr int kHiFrom = decltype(hi_from)::value;
       const float s0 = a.x * sw.x, s1 = a.y * sw.x, s0b = a.x * sw.y, s1b = a.y * sw.y;
@@ -551,11 +552,6 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
           cur = next_pos(cur);
         }
       }
-    };
-    // The stage of the iteration at `q` is free again (one arrive per consumer warp).
-    auto release = [&](Pos q) {
-      __syncwarp();
-      if (lane == 0) ptx::mbarrier_arrive(empty(stage_of(q)));
     };
     // int8: one accumulation over the unit's K blocks; block i's stage is released once
     // block i + 1 is issued and block i has retired.
