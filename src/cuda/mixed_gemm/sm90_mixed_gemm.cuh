@@ -17,12 +17,19 @@
 // weights) and issues four wgmma k16 against the activation tile, which the tensor core
 // reads from shared memory through a descriptor. No dequantized tile is ever written back.
 //
-// Per stage s (a k block): the producer's one thread issues two TMA loads into the stage:
-// X (kTK rows x 64 columns, 128-byte swizzle, rows past m zero-filled) and W (8 strips x the
-// k block's 128 x bits bytes, no swizzle, strips past n zero-filled).
-// Barriers: full[s] count 1 (arrive.expect_tx + TMA bytes); empty[s] count 8 (lane 0 of each
-// consumer warp once the wgmmas that read stage s have completed). Producer and consumers walk
-// the same (unit, k block) sequence `it`, stage it % kStages, phase it / kStages.
+// Per stage s (a k block), two producer threads in two warps issue the TMA loads into the
+// stage: thread 0 (warp 0) W (8 strips x the k block's 128 x bits bytes, no swizzle, strips
+// past n zero-filled) and the k block's scale / zero rows, thread 32 (warp 1) X (kTK rows x
+// 64 columns, 128-byte swizzle, rows past m zero-filled). Each issues its own
+// arrive.expect_tx with its bytes. Why two (session 47): at m <= 128 a stage lasts ~400 ns and
+// one thread's serial path per stage (empty-barrier wait, expect_tx, three or four TMA issues,
+// each in ptxas's ELECT loop, and then an integer division for the group row) set the pace:
+// W4 g128 at m = 64 ran ~20% slower than with that path split and the division made a shift
+// (docs/kernels/mixed_gemm.md, sm90 v14).
+// Barriers: full[s] count 2 (the two producer threads' arrive.expect_tx + TMA bytes);
+// empty[s] count 8 (lane 0 of each consumer warp once the wgmmas that read stage s have
+// completed). Producers and consumers walk the same (unit, k block) sequence `it`, stage
+// it % kStages, phase it / kStages (the producers keep both as counters).
 //
 // Register pipeline (the RS operand's rule: the A registers must stay untouched until the
 // group reading them retires): k block i decodes into register buffer i % 2, issues its four
@@ -147,7 +154,7 @@ __global__ void __launch_bounds__(384, 1)
   const int t = threadIdx.x % 128;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
-      ptx::mbarrier_init(full(s), 1);
+      ptx::mbarrier_init(full(s), 2);
       ptx::mbarrier_init(empty(s), 8);
     }
     ptx::fence_mbarrier_init();
@@ -159,25 +166,36 @@ __global__ void __launch_bounds__(384, 1)
     // The kernel is compiled for 168 registers (384 threads, one CTA per SM); the producer
     // keeps 40 and the consumers take 232.
     ptx::setmaxnreg_dec<40>();
+    // Stage s of iteration it and its phase bit, as counters (no division per stage).
+    struct Ring {
+      int s = 0;
+      uint32_t ph = 0;
+      __device__ void next() {
+        if (++s == kStages) {
+          s = 0;
+          ph ^= 1u;
+        }
+      }
+    };
     if (t == 0) {
-      ptx::tma_prefetch_descriptor(&tmap_x);
+      // ---- weights, scales, zero points ----
       ptx::tma_prefetch_descriptor(&tmap_w);
       ptx::tma_prefetch_descriptor(&tmap_s);
       if (p.zeros != nullptr) ptx::tma_prefetch_descriptor(&tmap_z);
-      // Bytes of a stage: the tiles, the scale rows, the zero rows.
-      const uint32_t tx = kStageBytes + p.sz_rows * (256 + (p.zeros != nullptr ? 128 : 0));
+      // This thread's bytes of a stage: the weight tile, the scale rows, the zero rows.
+      const uint32_t tx = kWTile + p.sz_rows * (256 + (p.zeros != nullptr ? 128 : 0));
       // The model's constants of stage s, iteration kb of unit un: weight tile, scale and zero
       // rows (the first group row of the k block; groups of 32: rows 2 kb, 2 kb + 1 in one box).
       auto load_const = [&](int s, const Unit& un, int kb) {
         const uint32_t st = base + s * kStageBytes;
         ptx::tma_load_2d(st + kXTile, &tmap_w, kb * 32 * kBits, un.tile_c * 8, full(s));
-        const int grow = p.group_size == 0 ? 0 : (kb * kSm90MixedBlockK) / p.group_size;
+        const int grow = p.group_size == 0 ? 0 : (kb * kSm90MixedBlockK) >> p.group_shift;
         ptx::tma_load_2d(s_row(s, 0), &tmap_s, un.tile_c * kSm90MixedBlockCh, grow, full(s));
         if (p.zeros != nullptr) ptx::tma_load_2d(z_row(s, 0), &tmap_z, un.tile_c * kSm90MixedBlockCh, grow, full(s));
       };
       // PDL (session 18): the constants of the first `pre` iterations (at most one per stage:
-      // no empty-barrier wait) before griddepcontrol.wait, each stage's bytes announced in
-      // full; the activation tiles, which the previous kernel may write, after it. Without the
+      // no empty-barrier wait) before griddepcontrol.wait; the activation tiles, which the
+      // previous kernel may write, after it (thread 32). Without the
       // launch attribute the wait returns at once. The plan caps `pre` (p.pre_stages, session
       // 30): the activation tiles requested after the wait queue behind every weight request
       // still in flight, and the first k block needs both, so fewer weight stages before the
@@ -194,17 +212,29 @@ __global__ void __launch_bounds__(384, 1)
       ptx::griddep_launch_dependents();
       ptx::griddep_wait();
       uint32_t it = 0;
+      Ring ring;
       for (int u = blockIdx.x; u < p.units; u += gridDim.x) {
         const Unit un = unit_of(p, u);
-        for (int kb = un.kb_begin; kb < un.kb_end; ++kb, ++it) {
-          const int s = static_cast<int>(it % kStages);
-          const uint32_t r = it / kStages;
-          if (it >= pre) {
-            if (r > 0) ptx::mbarrier_wait_parity(empty(s), (r - 1) & 1);
-            ptx::mbarrier_arrive_expect_tx(full(s), tx);
-            load_const(s, un, kb);
-          }
-          ptx::tma_load_2d(base + s * kStageBytes, &tmap_x, kb * kSm90MixedBlockK, un.tile_t * kTK, full(s));
+        for (int kb = un.kb_begin; kb < un.kb_end; ++kb, ++it, ring.next()) {
+          if (it < pre) continue;
+          if (it >= kStages) ptx::mbarrier_wait_parity(empty(ring.s), ring.ph ^ 1u);
+          ptx::mbarrier_arrive_expect_tx(full(ring.s), tx);
+          load_const(ring.s, un, kb);
+        }
+      }
+    } else if (t == 32) {
+      // ---- activations: written by the previous kernel, so after griddepcontrol.wait ----
+      ptx::tma_prefetch_descriptor(&tmap_x);
+      ptx::griddep_launch_dependents();
+      ptx::griddep_wait();
+      uint32_t it = 0;
+      Ring ring;
+      for (int u = blockIdx.x; u < p.units; u += gridDim.x) {
+        const Unit un = unit_of(p, u);
+        for (int kb = un.kb_begin; kb < un.kb_end; ++kb, ++it, ring.next()) {
+          if (it >= kStages) ptx::mbarrier_wait_parity(empty(ring.s), ring.ph ^ 1u);
+          ptx::mbarrier_arrive_expect_tx(full(ring.s), kXTile);
+          ptx::tma_load_2d(base + ring.s * kStageBytes, &tmap_x, kb * kSm90MixedBlockK, un.tile_t * kTK, full(ring.s));
         }
       }
     }

@@ -142,6 +142,7 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
     p.k = static_cast<int>(d_.k);
     p.k_blocks = static_cast<int>(d_.k / kSm90MixedBlockK);
     p.group_size = f.group_size;
+    p.group_shift = sm90_mixed_group_shift(f.group_size);
     p.tiles_t = static_cast<int>((d_.m + c.block_tokens - 1) / c.block_tokens);
     p.tiles_c = static_cast<int>((d_.n + kSm90MixedBlockCh - 1) / kSm90MixedBlockCh);
     p.splits = plan_.splits;

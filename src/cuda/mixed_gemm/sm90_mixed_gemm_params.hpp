@@ -42,12 +42,26 @@ struct Sm90MixedParams {
   int m, n, k;
   int k_blocks;           // k / 64
   int group_size;         // 32, 64, 128; 0 = per-channel (applied in fp32 after the k loop)
+  int group_shift;        // sm90_mixed_group_shift(group_size): the producer's group row is a shift
   int tiles_t, tiles_c;   // token tiles (ceil(m / block_tokens)), channel tiles (ceil(n / 128))
   int splits;
   int sz_rows;            // scale / zero rows per k block: 2 for groups of 32, else 1
   int units;              // tiles_t * tiles_c * splits, walked by the persistent CTAs
   int pre_stages;         // stages whose constants are requested before griddepcontrol.wait (plan), 0 = every stage
 };
+
+// log2 of a group size the tiled layout takes (32, 64, 128), 0 for per-channel (0): the
+// producer finds the group row of k block kb as (64 kb) >> shift, not by a division (v14).
+inline constexpr int sm90_mixed_group_shift(int group_size) {
+  return group_size == 32 ? 5 : group_size == 64 ? 6 : group_size == 128 ? 7 : 0;
+}
+inline constexpr bool sm90_mixed_group_shift_matches_division() {
+  for (int gs : {32, 64, 128})
+    for (int kb = 0; kb < (1 << 12); ++kb)
+      if (((kb * kSm90MixedBlockK) >> sm90_mixed_group_shift(gs)) != (kb * kSm90MixedBlockK) / gs) return false;
+  return true;
+}
+static_assert(sm90_mixed_group_shift_matches_division(), "the group row shift must equal the division");
 
 // Bytes of one stage: the activation tile (block_tokens rows of 128 bytes) and the weight
 // tile (8 strips x 64 columns x bits).
