@@ -299,21 +299,27 @@ TEST(sm90_mixed_gemm, public_api_selection) {
 }
 
 // The plan's choices where the Suite-1 plan sweep (H200, W4 g128 f16, lowbit bench with
-// LOWBIT_SM90_MIXED_PLAN, docs/kernels/mixed_gemm.md) ranked them: no GPU needed. m = 64: the
-// 64-token tile, split so that qkv / o / down fill the SMs (measured best: 16.8 / 11.4 / 48.3 /
-// 25.8 us); m = 256 gate_up / down: the 256-token tile, one / four splits; m = 4096: the
-// 256-token tile without splits.
+// LOWBIT_SM90_MIXED_PLAN, docs/kernels/mixed_gemm.md sm90 v15) ranked them: no GPU needed.
+// m = 33 / 64: the 64-token tile, split so that qkv / o / down fill the SMs (measured best at
+// m = 64: 16.9 / 11.9 / 43.8 / 24.6 us); m = 256: qkv / o on the 128-token tile in one / two
+// splits (27.7 / 21.2 against the 256-token tile's best 31.3 / 22.3), gate_up / down on the
+// 256-token tile in one / four splits; m = 1024 qkv: the 128-token tile (88 against 96 us);
+// m = 4096: the 256-token tile without splits.
 TEST(sm90_mixed_gemm, plan_follows_measurements) {
   auto plan = [](int64_t m, int64_t n, int64_t k) {
     const Sm90MixedPlan p = cuda::sm90_mixed_gemm_plan(m, n, k, 4, 132);
     return std::string(cuda::kSm90MixedConfigs[p.config].tag) + "_s" + std::to_string(p.splits);
   };
+  EXPECT_EQ(plan(33, 6144, 4096), "c128t64_s2");
   EXPECT_EQ(plan(64, 6144, 4096), "c128t64_s2");
   EXPECT_EQ(plan(64, 4096, 4096), "c128t64_s4");
   EXPECT_EQ(plan(64, 28672, 4096), "c128t64_s1");
   EXPECT_EQ(plan(64, 4096, 14336), "c128t64_s4");
+  EXPECT_EQ(plan(256, 6144, 4096), "c128t128_s1");
+  EXPECT_EQ(plan(256, 4096, 4096), "c128t128_s2");
   EXPECT_EQ(plan(256, 28672, 4096), "c128t256_s1");
   EXPECT_EQ(plan(256, 4096, 14336), "c128t256_s4");
+  EXPECT_EQ(plan(1024, 6144, 4096), "c128t128_s1");
   for (int64_t n : {6144, 4096, 28672}) EXPECT_EQ(plan(4096, n, 4096), "c128t256_s1") << n;
   EXPECT_EQ(plan(4096, 4096, 14336), "c128t256_s1");
   // Two stages' constants before griddepcontrol.wait (sm90 v11: every stage was 0.8-1.4%

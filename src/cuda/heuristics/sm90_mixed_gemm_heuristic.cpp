@@ -8,10 +8,11 @@
 //              pipeline restart and the epilogue); waves = ceil(units / SMs) at 1.98 GHz below
 //              4 waves, units / SMs at 1.4 GHz from 4 on (the GPU then runs at its 700 W limit:
 //              clocks drop and a partial last wave costs its share, as for sm90_fp8_gemm);
-//   clocks per k block = 530 + 3.3 x block_tokens, fitted to the Suite-1 plan sweep on H200
-//              (W4 g128 f16, m = 64 / 128 / 256, one wave: 750 / 950 / 1370 clocks for token
-//              tiles of 64 / 128 / 256, against 256 / 512 / 1024 of tensor work: below 256
-//              tokens the decode-and-issue latency of each block dominates);
+//   clocks per k block = 650 / 800 / 1300 for token tiles of 64 / 128 / 256 (against 256 /
+//              512 / 1024 of tensor work: below 256 tokens the decode-and-issue latency of each
+//              block dominates), refitted after sm90 v14 to the Suite-1 plan sweep on H200 (W4
+//              g128 f16, m = 33..256, every tile x splits 1-6 and 8: the model picks the
+//              measured best on all 24 layer x m points; docs/kernels/mixed_gemm.md, sm90 v15);
 //   split_us = splits > 1: the reduce kernel (2 us) + the fp32 partials written and read.
 // `LOWBIT_SM90_MIXED_PLAN=<config>[,<splits>]` forces a plan (a measurement knob).
 // The stages requested before griddepcontrol.wait are a constant of the plan
@@ -31,7 +32,10 @@ namespace lowbit::cuda {
 
 Sm90MixedPlan sm90_mixed_gemm_plan(int64_t m, int64_t n, int64_t k, int bits, int sm_count) {
   constexpr double kClockPerUs = 1980.0, kPowerCappedClockPerUs = 1400.0, kDramBytesPerUs = 4.0e6;
-  constexpr double kUnitClk = 2000.0, kBlockClk = 530.0, kClkPerToken = 3.3, kReduceUs = 2.0;
+  constexpr double kUnitClk = 2000.0, kReduceUs = 2.0;
+  // Clocks per k block of each configuration (kSm90MixedConfigs order).
+  constexpr double kBlockClk[] = {650.0, 800.0, 1300.0};
+  static_assert(sizeof(kBlockClk) / sizeof(kBlockClk[0]) == kSm90MixedConfigCount, "one figure per configuration");
   const int64_t k_blocks = k / kSm90MixedBlockK;
   const double dram_us = (double(n) * k * bits / 8 + double(m) * k * 2 + double(m) * n * 2) / kDramBytesPerUs;
   int forced_config = -1, forced_splits = -1;
@@ -46,7 +50,7 @@ Sm90MixedPlan sm90_mixed_gemm_plan(int64_t m, int64_t n, int64_t k, int bits, in
     if (forced_config >= 0 && forced_config < kSm90MixedConfigCount && c != forced_config) continue;
     const Sm90MixedConfig& cfg = kSm90MixedConfigs[c];
     const int64_t tiles = ((m + cfg.block_tokens - 1) / cfg.block_tokens) * ((n + kSm90MixedBlockCh - 1) / kSm90MixedBlockCh);
-    const double kblock_clk = kBlockClk + kClkPerToken * cfg.block_tokens;
+    const double kblock_clk = kBlockClk[c];
     const int max_splits = static_cast<int>(std::min<int64_t>(k_blocks, 16));
     for (int s = 1; s <= max_splits; ++s) {
       if (forced_splits >= 1 && s != std::min(forced_splits, max_splits)) continue;
