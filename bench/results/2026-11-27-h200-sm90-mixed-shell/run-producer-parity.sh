@@ -4,17 +4,7 @@
 set -uo pipefail
 here=$PWD
 mkdir -p /tmp/hc && cd /tmp/hc && xz -dc "$here/ab9/bins.tar.xz" | tar xf - && cd "$here"
-summ() { python3 - "$1" "$2" <<'PY'
-import json, sys, collections
-t = collections.defaultdict(dict)
-for r in json.load(open(sys.argv[1]))['records']:
-    if 'us' in r and not r['variant'].startswith('cublas'):
-        t[(r['variant'], r['m'])][r['layer']] = (r['us'], r.get('kernel', ''))
-for (v, m), ls in sorted(t.items()):
-    print(sys.argv[2], v, m, 'sum %.1f' % sum(x[0] for x in ls.values()),
-          ' '.join('%s %.2f' % (l, ls[l][0]) for l in ('qkv', 'o', 'gate_up', 'down') if l in ls))
-PY
-}
+summ() { python3 "$here/bench/results/2026-11-27-h200-sm90-mixed-shell/summ.py" "$1" "$2"; }
 for r in 1 2; do for v in old new; do
   timeout 60 /tmp/hc/$v/lowbit bench --suite suite1 --m 33,64,128,256,1024 --no-check --reps 3 --min-replay-ms 30 \
     --kernels '^(w4g128_f16|w4g128asym_f16|w8_f16|w4g128_bf16)$' --json "/tmp/$v-r$r.json" > /dev/null 2>&1 || echo "fail $v"

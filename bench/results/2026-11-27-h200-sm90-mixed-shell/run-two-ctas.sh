@@ -5,17 +5,7 @@ set -uo pipefail
 here=$PWD
 mkdir -p /tmp/hc && cd /tmp/hc && xz -dc "$here/ab9/bins.tar.xz" | tar xf - && cd "$here"
 timeout 120 /tmp/hc/new/lowbit_gpu_tests --gtest_filter='sm90_mixed_gemm.every_config_and_split:sm90_mixed_gemm.every_format_fp16' 2>&1 | grep -E "OK \]|FAILED|PASSED|Failure|rror" | head -12
-summ() { python3 - "$1" "$2" <<'PY'
-import json, sys, collections
-t = collections.defaultdict(dict)
-for r in json.load(open(sys.argv[1]))['records']:
-    if 'us' in r and not r['variant'].startswith('cublas'):
-        t[(r['variant'], r['m'])][r['layer']] = (r['us'], r.get('kernel', ''))
-for (v, m), ls in sorted(t.items()):
-    print(sys.argv[2], v, m, 'sum %.1f' % sum(x[0] for x in ls.values()),
-          ' '.join('%s %.2f (%s)' % (l, ls[l][0], ls[l][1].split('_w')[-1]) for l in ('qkv', 'o', 'gate_up', 'down') if l in ls))
-PY
-}
+summ() { python3 "$here/bench/results/2026-11-27-h200-sm90-mixed-shell/summ.py" "$1" "$2" --tags; }
 for r in 1 2; do for v in def 3,1 3,2 3,4; do
   if [ $v = def ]; then unset LOWBIT_SM90_MIXED_PLAN; else export LOWBIT_SM90_MIXED_PLAN=$v; fi
   timeout 60 /tmp/hc/new/lowbit bench --suite suite1 --m 33,64,128 --no-check --reps 3 --min-replay-ms 30 \
