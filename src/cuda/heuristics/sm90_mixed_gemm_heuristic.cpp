@@ -10,8 +10,8 @@
 //              clocks drop and a partial last wave costs its share, as for sm90_fp8_gemm);
 //   clocks per k block = 650 / 800 / 1300 for token tiles of 64 / 128 / 256 (against 256 /
 //              512 / 1024 of tensor work: below 256 tokens a fixed cost per block dominates,
-//              mostly the pipeline's per-stage synchronization, not the loads, the decode
-//              or the wgmma; docs/kernels/mixed_gemm.md, sm90 v16), refitted after
+//              ~275 clocks of it the pipeline's synchronization with no load and no math,
+//              the loads ~13%; docs/kernels/mixed_gemm.md, sm90 v16), refitted after
 //              sm90 v14 to the Suite-1 plan sweep on H200 (W4 g128 f16, m = 33..256, every
 //              tile x splits 1-6 and 8: the model picks the measured best on all 24 layer x m
 //              points; docs/kernels/mixed_gemm.md, sm90 v15);
