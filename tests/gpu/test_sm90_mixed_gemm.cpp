@@ -5,6 +5,7 @@
 // and the refusals of can_implement(). Skips without a Hopper GPU and sm_90a code.
 //
 // LOWBIT_TEST_SMALL=1 shrinks every sweep (for compute-sanitizer runs).
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -176,9 +177,10 @@ TEST(sm90_mixed_gemm, every_config_and_split) {
         c.f = fmt(4, 32, ZeroPoint::kInteger, t);
         c.m = small_mode() ? 70 : 300;
         c.n = 320;
-        c.k = 1088;  // 17 k blocks
+        c.k = 1088;  // 17 k blocks of 64 (8.5 of 128: the last stage half outside k)
         c.bias = true;
-        c.plan = Sm90MixedPlan{cfg, s, ""};
+        const int64_t blocks = cuda::sm90_mixed_k_blocks(cuda::kSm90MixedConfigs[cfg], c.k);
+        c.plan = Sm90MixedPlan{cfg, static_cast<int>(std::min<int64_t>(s, blocks)), ""};
         check_case(c);
         c.f = fmt(8, 0, ZeroPoint::kSymmetric, t);
         c.m = 5;
@@ -200,6 +202,33 @@ TEST(sm90_mixed_gemm, every_config_and_split) {
         c.plan->pre_stages = pre;
         check_case(c);
       }
+}
+
+// Stages of 128 columns (c128t64k128, the plan's tile at m <= 64): every format, a k of whole
+// stages and one whose last stage is half outside k (groups of 32 / 64 and per-channel; groups
+// of 128 need k in multiples of 128), one and three splits.
+TEST(sm90_mixed_gemm, stages_of_128_columns) {
+  REQUIRE_SM90A();
+  int cfg = -1;
+  for (int c = 0; c < cuda::kSm90MixedConfigCount; ++c)
+    if (cuda::kSm90MixedConfigs[c].block_k == 128) cfg = c;
+  ASSERT_GE(cfg, 0);
+  int i = 0;
+  for (DType t : {DType::kF16, DType::kBF16})
+    for (const IntWeightFormat& f : formats_for(t))
+      for (int64_t k : {640, 576})
+        for (int s : {1, 3}) {
+          if (k % std::max(f.group_size, 1) != 0) continue;
+          if (small_mode() && (i++ % 3) != 0) continue;
+          Case c;
+          c.f = f;
+          c.m = 65;
+          c.n = 192;
+          c.k = k;
+          c.bias = (k == 640);
+          c.plan = Sm90MixedPlan{cfg, s, ""};
+          check_case(c);
+        }
 }
 
 TEST(sm90_mixed_gemm, edges) {
@@ -300,8 +329,10 @@ TEST(sm90_mixed_gemm, public_api_selection) {
 
 // The plan's choices where the Suite-1 plan sweep (H200, W4 g128 f16, lowbit bench with
 // LOWBIT_SM90_MIXED_PLAN, docs/kernels/mixed_gemm.md sm90 v15) ranked them: no GPU needed.
-// m = 33 / 64: the 64-token tile, split so that qkv / o / down fill the SMs (measured best at
-// m = 64: 16.9 / 11.9 / 43.8 / 24.6 us); m = 256: qkv / o on the 128-token tile in one / two
+// m = 33 / 64: the 64-token tile in 128-column stages (sm90 v17: faster than 64-column stages
+// on 18 of 24 layer x m points; W4 g128 f16 at m = 64 qkv s2 / o s4 / gate_up s1 / down s4
+// 15.5 / 11.4 / 43.1 / 22.9 us against 16.3 / 11.9 / 44.5 / 23.6), split so that qkv / o / down
+// fill the SMs; m = 256: qkv / o on the 128-token tile in one / two
 // splits (27.7 / 21.2 against the 256-token tile's best 31.3 / 22.3), gate_up / down on the
 // 256-token tile in one / four splits; m = 1024 qkv: the 128-token tile (88 against 96 us);
 // m = 4096: the 256-token tile without splits.
@@ -310,11 +341,13 @@ TEST(sm90_mixed_gemm, plan_follows_measurements) {
     const Sm90MixedPlan p = cuda::sm90_mixed_gemm_plan(m, n, k, 4, 132);
     return std::string(cuda::kSm90MixedConfigs[p.config].tag) + "_s" + std::to_string(p.splits);
   };
-  EXPECT_EQ(plan(33, 6144, 4096), "c128t64_s2");
-  EXPECT_EQ(plan(64, 6144, 4096), "c128t64_s2");
-  EXPECT_EQ(plan(64, 4096, 4096), "c128t64_s4");
-  EXPECT_EQ(plan(64, 28672, 4096), "c128t64_s1");
-  EXPECT_EQ(plan(64, 4096, 14336), "c128t64_s4");
+  EXPECT_EQ(plan(33, 6144, 4096), "c128t64k128_s2");
+  EXPECT_EQ(plan(64, 6144, 4096), "c128t64k128_s2");
+  EXPECT_EQ(plan(64, 4096, 4096), "c128t64k128_s4");
+  EXPECT_EQ(plan(64, 28672, 4096), "c128t64k128_s1");
+  EXPECT_EQ(plan(64, 4096, 14336), "c128t64k128_s4");
+  // A k of one 64-column block: the 64-column stages (one 128-column stage would be half empty).
+  EXPECT_EQ(plan(64, 4096, 64), "c128t64_s1");
   EXPECT_EQ(plan(256, 6144, 4096), "c128t128_s1");
   EXPECT_EQ(plan(256, 4096, 4096), "c128t128_s2");
   EXPECT_EQ(plan(256, 28672, 4096), "c128t256_s1");

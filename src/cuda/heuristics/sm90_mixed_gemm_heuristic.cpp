@@ -14,7 +14,11 @@
 //              the loads ~13%; docs/kernels/mixed_gemm.md, sm90 v16), refitted after
 //              sm90 v14 to the Suite-1 plan sweep on H200 (W4 g128 f16, m = 33..256, every
 //              tile x splits 1-6 and 8: the model picks the measured best on all 24 layer x m
-//              points; docs/kernels/mixed_gemm.md, sm90 v15);
+//              points; docs/kernels/mixed_gemm.md, sm90 v15); 1200 per 128-column stage
+//              of c128t64k128 (sm90 v17: measured 1105-1260 on gate_up / down and ~1440 on
+//              qkv in 2 splits, one wave, H200; the model then takes it for every Suite-1
+//              layer at m <= 64: measured faster on 18 of 24 layer x m points, W4 g128 /
+//              W4 g128 asym / W8 per-channel at m = 33 / 64, slower on 5 by <= 0.6 us);
 //   split_us = splits > 1: the reduce kernel (2 us) + the fp32 partials written and read.
 // `LOWBIT_SM90_MIXED_PLAN=<config>[,<splits>]` forces a plan (a measurement knob).
 // The stages requested before griddepcontrol.wait are a constant of the plan
@@ -35,10 +39,10 @@ namespace lowbit::cuda {
 Sm90MixedPlan sm90_mixed_gemm_plan(int64_t m, int64_t n, int64_t k, int bits, int sm_count) {
   constexpr double kClockPerUs = 1980.0, kPowerCappedClockPerUs = 1400.0, kDramBytesPerUs = 4.0e6;
   constexpr double kUnitClk = 2000.0, kReduceUs = 2.0;
-  // Clocks per k block of each configuration (kSm90MixedConfigs order).
-  constexpr double kBlockClk[] = {650.0, 800.0, 1300.0};
+  // Clocks per stage of each configuration (kSm90MixedConfigs order): 64 columns for the
+  // first three, 128 for c128t64k128 (1200 < 2 x 650: one synchronization per 128 columns).
+  constexpr double kBlockClk[] = {650.0, 800.0, 1300.0, 1200.0};
   static_assert(sizeof(kBlockClk) / sizeof(kBlockClk[0]) == kSm90MixedConfigCount, "one figure per configuration");
-  const int64_t k_blocks = k / kSm90MixedBlockK;
   const double dram_us = (double(n) * k * bits / 8 + double(m) * k * 2 + double(m) * n * 2) / kDramBytesPerUs;
   int forced_config = -1, forced_splits = -1;
   if (const char* env = std::getenv("LOWBIT_SM90_MIXED_PLAN")) {
@@ -51,6 +55,7 @@ Sm90MixedPlan sm90_mixed_gemm_plan(int64_t m, int64_t n, int64_t k, int bits, in
   for (int c = 0; c < kSm90MixedConfigCount; ++c) {
     if (forced_config >= 0 && forced_config < kSm90MixedConfigCount && c != forced_config) continue;
     const Sm90MixedConfig& cfg = kSm90MixedConfigs[c];
+    const int64_t k_blocks = sm90_mixed_k_blocks(cfg, k);
     const int64_t tiles = ((m + cfg.block_tokens - 1) / cfg.block_tokens) * ((n + kSm90MixedBlockCh - 1) / kSm90MixedBlockCh);
     const double kblock_clk = kBlockClk[c];
     const int max_splits = static_cast<int>(std::min<int64_t>(k_blocks, 16));

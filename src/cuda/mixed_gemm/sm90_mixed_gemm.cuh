@@ -116,7 +116,7 @@ __device__ __forceinline__ float to_f32(const void* p, int i) {
   else return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
 }
 
-template <typename T, int kBits, int kTK, int kStages>
+template <typename T, int kBits, int kTK, int kStages, int kKB>
 __global__ void __launch_bounds__(384, 1)
     sm90_mixed_gemm_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CUtensorMap tmap_w,
                            const __grid_constant__ CUtensorMap tmap_s, const __grid_constant__ CUtensorMap tmap_z,
@@ -124,11 +124,26 @@ __global__ void __launch_bounds__(384, 1)
 #if LOWBIT_HAS_SM90A
   using Dec = tiled::TiledDecoder<T, kBits>;
   using Consts = typename Dec::Consts;
-  constexpr uint32_t kXTile = kTK * 128;
-  constexpr uint32_t kStripBytes = kSm90MixedBlockK * 16 * kBits / 8;  // 512 (4-bit), 1024 (8-bit)
+  // A stage is kKB = 64 or 128 columns: kSubs sub-blocks of 64 (one group of four k16 wgmmas
+  // each), one full / empty barrier round trip per stage.
+  constexpr int kSubs = kKB / 64;
+  constexpr uint32_t kXSub = kTK * 128;  // one 64-column activation sub-tile (128-byte rows)
+  constexpr uint32_t kXTile = kXSub * kSubs;
+  constexpr uint32_t kStrip64 = 64 * 16 * kBits / 8;  // a strip's 64 columns: 512 (4-bit), 1024 (8-bit)
+  constexpr uint32_t kStripBytes = kStrip64 * kSubs;
   constexpr uint32_t kWTile = 8 * kStripBytes;
   constexpr uint32_t kStageBytes = kXTile + kWTile;
-  constexpr uint32_t kSzBytes = kSm90MixedSzBytes;  // 2 scale rows (512) + 2 zero rows (256)
+  // The weight tile is one TMA box ([strip][sub-block][64 columns]) where a box row of 256 u32
+  // holds a strip's stage, else one box per sub-block ([sub-block][strip][64 columns]: 8-bit
+  // stages of 128 columns); w_off(strip, h): a strip's sub-block h in the tile.
+  constexpr bool kWOneBox = kSubs * 32 * kBits <= 256;
+  auto w_off = [](int strip, int h) {
+    return kWOneBox ? strip * kStripBytes + h * kStrip64 : (h * 8 + strip) * kStrip64;
+  };
+  static_assert(kSubs == 1 || kSubs == 2, "stages of 64 or 128 columns");
+  // Scale / zero rows of a stage: up to one group row per 32 columns.
+  constexpr uint32_t kSzRows = kKB / 32;
+  constexpr uint32_t kSzBytes = kSzRows * (256 + 128);
   constexpr int kAcc = kTK / 2;
   // Symmetric zero points z = 2^(bits-1) for both rows of a pair (bytes z(g), z(g+8)).
   constexpr uint32_t kSymZero = (1u << (kBits - 1)) * 0x0101u;
@@ -136,16 +151,17 @@ __global__ void __launch_bounds__(384, 1)
   constexpr bool kSymLoop = std::is_same_v<T, __nv_bfloat16> && kBits == 8;
   // A k block as two groups of two k16 steps (see k_loop) instead of one group of four.
   constexpr bool kHalves = kTK == 256 || (kSymLoop && kTK >= 128);
+  static_assert(!kHalves || kSubs == 1, "128-column stages with the halves loop are not built");
 
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   const uint32_t raw = ptx::cvta_shared(smem_raw);
   const uint32_t base = (raw + 1023u) & ~1023u;  // 128-byte swizzle: 1024-byte aligned tiles
   const uint8_t* const gbase = smem_raw + (base - raw);
-  // Per stage, the k block's scale rows (sz_rows x 128 channels x 2 bytes) and zero rows
-  // (sz_rows x 128 bytes), sz_rows = 2 for groups of 32, else 1 (per-channel: group 0).
+  // Per stage, the stage's scale rows (sz_rows x 128 channels x 2 bytes) and zero rows
+  // (sz_rows x 128 bytes), sz_rows = kKB / group_size, at least 1 (per-channel: group 0).
   const uint32_t sz_base = base + kStages * kStageBytes;
-  auto s_row = [&](int s, int h) { return sz_base + s * kSzBytes + h * 256; };
-  auto z_row = [&](int s, int h) { return sz_base + s * kSzBytes + 512 + h * 128; };
+  auto s_row = [&](int s, int r) { return sz_base + s * kSzBytes + r * 256; };
+  auto z_row = [&](int s, int r) { return sz_base + s * kSzBytes + kSzRows * 256 + r * 128; };
   const uint32_t bars = sz_base + kStages * kSzBytes;
   auto full = [&](int s) { return bars + 8u * s; };
   auto empty = [&](int s) { return bars + 8u * (kStages + s); };
@@ -177,7 +193,14 @@ __global__ void __launch_bounds__(384, 1)
         }
       }
     };
-    if (t == 0) {
+    // With zero points the weight thread issues three TMAs per stage (weights, scales, zero
+    // points), the longest per-stage chain of the producers (v16 (h): ~240 clocks + ~80 per
+    // TMA): that role then runs on threads 0 and 64, one for the even iterations, one for the
+    // odd. Without zero points thread 0 takes every iteration.
+    const bool split_w = p.zeros != nullptr;
+    // Iteration `it` is this thread's when (it & w_mask) == w_parity (no division per stage).
+    const uint32_t w_mask = split_w ? 1u : 0u, w_parity = static_cast<uint32_t>(t >> 6) & w_mask;
+    if (t == 0 || (t == 64 && split_w)) {
       // ---- weights, scales, zero points ----
       ptx::tma_prefetch_descriptor(&tmap_w);
       ptx::tma_prefetch_descriptor(&tmap_s);
@@ -188,8 +211,14 @@ __global__ void __launch_bounds__(384, 1)
       // rows (the first group row of the k block; groups of 32: rows 2 kb, 2 kb + 1 in one box).
       auto load_const = [&](int s, const Unit& un, int kb) {
         const uint32_t st = base + s * kStageBytes;
-        ptx::tma_load_2d(st + kXTile, &tmap_w, kb * 32 * kBits, un.tile_c * 8, full(s));
-        const int grow = p.group_size == 0 ? 0 : (kb * kSm90MixedBlockK) >> p.group_shift;
+        if constexpr (kWOneBox) {
+          ptx::tma_load_2d(st + kXTile, &tmap_w, kb * kSubs * 32 * kBits, un.tile_c * 8, full(s));
+        } else {
+#pragma unroll
+          for (int h = 0; h < kSubs; ++h)
+            ptx::tma_load_2d(st + kXTile + w_off(0, h), &tmap_w, (kb * kSubs + h) * 32 * kBits, un.tile_c * 8, full(s));
+        }
+        const int grow = p.group_size == 0 ? 0 : (kb * kKB) >> p.group_shift;
         ptx::tma_load_2d(s_row(s, 0), &tmap_s, un.tile_c * kSm90MixedBlockCh, grow, full(s));
         if (p.zeros != nullptr) ptx::tma_load_2d(z_row(s, 0), &tmap_z, un.tile_c * kSm90MixedBlockCh, grow, full(s));
       };
@@ -205,6 +234,7 @@ __global__ void __launch_bounds__(384, 1)
       for (int u = blockIdx.x; u < p.units && pre < pre_max; u += gridDim.x) {
         const Unit un = unit_of(p, u);
         for (int kb = un.kb_begin; kb < un.kb_end && pre < pre_max; ++kb, ++pre) {
+          if ((pre & w_mask) != w_parity) continue;
           ptx::mbarrier_arrive_expect_tx(full(static_cast<int>(pre)), tx);
           load_const(static_cast<int>(pre), un, kb);
         }
@@ -216,7 +246,7 @@ __global__ void __launch_bounds__(384, 1)
       for (int u = blockIdx.x; u < p.units; u += gridDim.x) {
         const Unit un = unit_of(p, u);
         for (int kb = un.kb_begin; kb < un.kb_end; ++kb, ++it, ring.next()) {
-          if (it < pre) continue;
+          if (it < pre || (it & w_mask) != w_parity) continue;
           if (it >= kStages) ptx::mbarrier_wait_parity(empty(ring.s), ring.ph ^ 1u);
           ptx::mbarrier_arrive_expect_tx(full(ring.s), tx);
           load_const(ring.s, un, kb);
@@ -234,7 +264,10 @@ __global__ void __launch_bounds__(384, 1)
         for (int kb = un.kb_begin; kb < un.kb_end; ++kb, ++it, ring.next()) {
           if (it >= kStages) ptx::mbarrier_wait_parity(empty(ring.s), ring.ph ^ 1u);
           ptx::mbarrier_arrive_expect_tx(full(ring.s), kXTile);
-          ptx::tma_load_2d(base + ring.s * kStageBytes, &tmap_x, kb * kSm90MixedBlockK, un.tile_t * kTK, full(ring.s));
+#pragma unroll
+          for (int h = 0; h < kSubs; ++h)
+            ptx::tma_load_2d(base + ring.s * kStageBytes + h * kXSub, &tmap_x, (kb * kSubs + h) * kSm90MixedBlockK,
+                             un.tile_t * kTK, full(ring.s));
         }
       }
     }
@@ -267,29 +300,31 @@ __global__ void __launch_bounds__(384, 1)
 #pragma unroll
     for (int i = 0; i < kAcc; ++i) acc[i] = 0.f;
 
-    // Scale and zero pairs of the k block in stage s (read after its full barrier): [0] for
-    // columns 0..31, [1] for 32..63 (different only with groups of 32). Per-channel: the zero
-    // pair of group 0, no scale. Element (strip_in_tile * 16 + 2 g) of a row is the pair (g, g+8).
+    // Scale and zero pairs of sub-block h of stage s (read after its full barrier): [0] for its
+    // columns 0..31, [1] for 32..63, i.e. the stage's 32-column quarters 2h and 2h + 1, whose
+    // rows are q >> (group_shift - 5) (rows differ only within a sub-block with groups of 32).
+    // Per-channel: the zero pair of group 0 (row 0), no scale. Element (strip_in_tile * 16 + 2 g)
+    // of a row is the pair (g, g+8).
     const uint32_t pair_in_row = strip_in_tile * 16 + 2 * g;
-    auto load_sz = [&](int s, uint32_t (&sp)[2], uint32_t (&zp)[2]) {
-      const int h1 = gs == 32 ? 1 : 0;
-      sp[0] = ptx::ld_shared_u32(s_row(s, 0) + 2 * pair_in_row);
-      sp[1] = ptx::ld_shared_u32(s_row(s, h1) + 2 * pair_in_row);
-      zp[0] = has_zeros ? ptx::ld_shared_u16(z_row(s, 0) + pair_in_row) : kSymZero;
-      zp[1] = has_zeros ? ptx::ld_shared_u16(z_row(s, h1) + pair_in_row) : kSymZero;
+    const int row_shift = gs == 0 ? 5 : p.group_shift - 5;
+    auto load_sz = [&](int s, int h, uint32_t (&sp)[2], uint32_t (&zp)[2]) {
+      const int r0 = (2 * h) >> row_shift, r1 = (2 * h + 1) >> row_shift;
+      sp[0] = ptx::ld_shared_u32(s_row(s, r0) + 2 * pair_in_row);
+      sp[1] = ptx::ld_shared_u32(s_row(s, r1) + 2 * pair_in_row);
+      zp[0] = has_zeros ? ptx::ld_shared_u16(z_row(s, r0) + pair_in_row) : kSymZero;
+      zp[1] = has_zeros ? ptx::ld_shared_u16(z_row(s, r1) + pair_in_row) : kSymZero;
     };
 
-    // One k block: wait for its stage, decode this warp's strip into `a`, issue the four
-    // wgmmas (one group), retire the previous group and release its stage.
-    auto block = [&](auto scale_c, auto sym_c, uint32_t (&a)[4][4], uint32_t i_it) {
+    // Sub-block h of stage s (its full barrier passed): decode this warp's strip into `a`,
+    // issue the four wgmmas (one group), retire the previous group.
+    auto sub = [&](auto h_c, auto scale_c, auto sym_c, uint32_t (&a)[4][4], int s) {
+      constexpr int h = decltype(h_c)::value;
       constexpr bool kScale = decltype(scale_c)::value;
       constexpr bool kSym = decltype(sym_c)::value;
-      const int s = static_cast<int>(i_it % kStages);
-      ptx::mbarrier_wait_parity(full(s), (i_it / kStages) & 1);
-      const uint8_t* wst = gbase + s * kStageBytes + kXTile + strip_in_tile * kStripBytes + lane * 16;
+      const uint8_t* wst = gbase + s * kStageBytes + kXTile + w_off(strip_in_tile, h) + lane * 16;
       const uint4 q0 = *reinterpret_cast<const uint4*>(wst);
       uint32_t sp[2], zp[2];
-      load_sz(s, sp, zp);
+      load_sz(s, h, sp, zp);
       Consts c0, c1;
       if constexpr (kSym) {
         c0 = Dec::make_consts(kSymZero, sp[0], kScale);
@@ -310,7 +345,7 @@ __global__ void __launch_bounds__(384, 1)
         Dec::template step<0, kScale, kSym>(q1, c1, a[2]);
         Dec::template step<1, kScale, kSym>(q1, c1, a[3]);
       }
-      const uint64_t db = ptx::wgmma_desc_k_major_sw128(base + s * kStageBytes);
+      const uint64_t db = ptx::wgmma_desc_k_major_sw128(base + s * kStageBytes + h * kXSub);
       ptx::wgmma_fence_operand(acc);
       ptx::wgmma_fence();
 #pragma unroll
@@ -318,6 +353,12 @@ __global__ void __launch_bounds__(384, 1)
       ptx::wgmma_commit_group();
       ptx::wgmma_wait_group<1>();
       ptx::wgmma_fence_operand(acc);
+    };
+    // One 64-column stage: wait for it, then its one sub-block.
+    auto block = [&](auto scale_c, auto sym_c, uint32_t (&a)[4][4], uint32_t i_it) {
+      const int s = static_cast<int>(i_it % kStages);
+      ptx::mbarrier_wait_parity(full(s), (i_it / kStages) & 1);
+      sub(std::integral_constant<int, 0>{}, scale_c, sym_c, a, s);
     };
     auto release = [&](uint32_t i_it) {
       __syncwarp();
@@ -362,13 +403,24 @@ __global__ void __launch_bounds__(384, 1)
           const uint4 q0 = *reinterpret_cast<const uint4*>(wst);
           const uint4 q1 = kBits == 8 ? *reinterpret_cast<const uint4*>(wst + 512) : q0;
           uint32_t sp[2], zp[2];
-          load_sz(s, sp, zp);
+          load_sz(s, 0, sp, zp);
           const Consts c0 = Dec::make_consts(kSym ? kSymZero : zp[0], sp[0], decltype(scale_c)::value);
           const Consts c1 = Dec::make_consts(kSym ? kSymZero : zp[1], sp[1], decltype(scale_c)::value);
           const uint64_t db = ptx::wgmma_desc_k_major_sw128(base + s * kStageBytes);
           half(std::integral_constant<int, 0>{}, scale_c, sym_c, a0, q0, c0, db);
           if (i > 0) release(i_it - 1);
           half(std::integral_constant<int, 1>{}, scale_c, sym_c, a1, q1, c1, db);
+        }
+      } else if constexpr (kSubs == 2) {
+        // 128-column stages: sub-block 0 in a0, 1 in a1; the wait after sub-block 0 of stage i
+        // retires stage i - 1's last group, so its stage is released there.
+        for (int i = 0; i < nk; ++i) {
+          const uint32_t i_it = it + i;
+          const int s = static_cast<int>(i_it % kStages);
+          ptx::mbarrier_wait_parity(full(s), (i_it / kStages) & 1);
+          sub(std::integral_constant<int, 0>{}, scale_c, sym_c, a0, s);
+          if (i > 0) release(i_it - 1);
+          sub(std::integral_constant<int, 1>{}, scale_c, sym_c, a1, s);
         }
       } else {
         int i = 0;

@@ -46,7 +46,7 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
     if (plan_.pre_stages < 0)
       throw Error(std::string(kWho) + "pre-wait stages must be >= 0 (0: every stage), got " +
                   std::to_string(plan_.pre_stages));
-    const int64_t k_blocks = d_.k / kSm90MixedBlockK;
+    const int64_t k_blocks = sm90_mixed_k_blocks(kSm90MixedConfigs[plan_.config], d_.k);
     if (plan_.splits < 1 || plan_.splits > k_blocks)
       throw Error(std::string(kWho) + "splits must be in 1.." + std::to_string(k_blocks) + ", got " +
                   std::to_string(plan_.splits));
@@ -100,23 +100,27 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
     const IntWeightFormat& f = d_.w.int_format;
     const int bits = f.bits;
     const Sm90MixedConfig& c = kSm90MixedConfigs[plan_.config];
-    // x: (m, k) 16-bit, boxes of block_tokens rows x 64 columns (128 bytes: the swizzle span).
+    // x: (m, k) 16-bit, boxes of block_tokens rows x 64 columns (128 bytes: the swizzle span);
+    // a stage of 128 columns takes two.
     CUtensorMap map_x{}, map_w{};
     if (Status s = encode_tensor_map_2d(&map_x, CU_TENSOR_MAP_DATA_TYPE_UINT16, args.a, d_.m, d_.k, d_.k * 2,
                                         c.block_tokens, kSm90MixedBlockK, CU_TENSOR_MAP_SWIZZLE_128B, kWho, "A");
         !s.ok())
       return s;
     // w: strips of 16 channels (2 k bits bytes each) as rows of k bits / 2 u32; a box is the
-    // 8 strips of a channel tile x one 64-column k block (32 bits u32 = 128 bits bytes).
+    // 8 strips of a channel tile x one stage's columns (32 bits u32 per 64 columns = 128 bits
+    // bytes) where that fits a box (at most 256 u32), else x 64 columns (8-bit stages of 128
+    // columns: two boxes; sm90_mixed_w_one_box()).
+    const int w_box = sm90_mixed_w_one_box(c, bits) ? c.block_k / 64 * 32 * bits : 32 * bits;
     if (Status s = encode_tensor_map_2d(&map_w, CU_TENSOR_MAP_DATA_TYPE_UINT32, args.w.data, d_.n / 16,
-                                        d_.k * bits / 2, d_.k * bits * 2, 8, 32 * bits, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                        d_.k * bits / 2, d_.k * bits * 2, 8, w_box, CU_TENSOR_MAP_SWIZZLE_NONE,
                                         kWho, "the packed weights");
         !s.ok())
       return s;
     // Scales (groups, n) 16-bit and zero points (groups, n) u8: boxes of the channel tile's 128
-    // columns x the k block's group rows (two for groups of 32).
+    // columns x the stage's group rows (block_k / group_size, at least one).
     const int64_t groups = f.group_size == 0 ? 1 : d_.k / f.group_size;
-    const int sz_rows = f.group_size == 32 ? 2 : 1;
+    const int sz_rows = f.group_size == 0 ? 1 : std::max(1, c.block_k / f.group_size);
     CUtensorMap map_s{}, map_z{};
     if (Status s = encode_tensor_map_2d(&map_s, CU_TENSOR_MAP_DATA_TYPE_UINT16, args.w.scales, groups, d_.n, d_.n * 2,
                                         sz_rows, kSm90MixedBlockCh, CU_TENSOR_MAP_SWIZZLE_NONE, kWho, "the weight scales");
@@ -140,7 +144,7 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
     p.m = static_cast<int>(d_.m);
     p.n = static_cast<int>(d_.n);
     p.k = static_cast<int>(d_.k);
-    p.k_blocks = static_cast<int>(d_.k / kSm90MixedBlockK);
+    p.k_blocks = static_cast<int>(sm90_mixed_k_blocks(c, d_.k));
     p.group_size = f.group_size;
     p.group_shift = sm90_mixed_group_shift(f.group_size);
     p.tiles_t = static_cast<int>((d_.m + c.block_tokens - 1) / c.block_tokens);

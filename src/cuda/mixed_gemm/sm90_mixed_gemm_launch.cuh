@@ -20,16 +20,17 @@ template <typename T, int kBits, int C>
 KernelFn kernel_of() {
   constexpr Sm90MixedConfig c = kSm90MixedConfigs[C];
   static_assert(sm90_mixed_smem_bytes(c, kBits) <= 227 * 1024, "a configuration needs more than 227 KB");
-  return &sm90_mixed_gemm_kernel<T, kBits, c.block_tokens, c.stages>;
+  return &sm90_mixed_gemm_kernel<T, kBits, c.block_tokens, c.stages, c.block_k>;
 }
 
 template <typename T, int kBits>
 KernelFn kernel_for(int config) {
-  static_assert(kSm90MixedConfigCount == 3, "one line per configuration below");
+  static_assert(kSm90MixedConfigCount == 4, "one line per configuration below");
   switch (config) {
     case 0: return kernel_of<T, kBits, 0>();
     case 1: return kernel_of<T, kBits, 1>();
     case 2: return kernel_of<T, kBits, 2>();
+    case 3: return kernel_of<T, kBits, 3>();
     default: return nullptr;
   }
 }

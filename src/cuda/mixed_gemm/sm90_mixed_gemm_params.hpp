@@ -20,18 +20,26 @@ struct Sm90MixedConfig {
   int block_tokens;
   int stages;
   const char* tag;
+  int block_k = 64;  // columns per stage: 64, or 128 (two 64-column sub-blocks, one barrier round trip)
 };
 inline constexpr Sm90MixedConfig kSm90MixedConfigs[] = {
-    {64, 10, "c128t64"},   // moderate m: more tiles for the SMs, 16 KB stages (8-bit)
+    {64, 10, "c128t64"},   // moderate m with short k (else c128t64k128), 16 KB stages (8-bit)
     {128, 7, "c128t128"},  // the middle: 24 KB stages (8-bit)
     {256, 5, "c128t256"},  // large m: the fewest activation bytes per flop, 128 accumulators
+    {64, 6, "c128t64k128", 128},  // m <= 64 (v17): 128-column stages, half the stage synchronizations
 };
 inline constexpr int kSm90MixedConfigCount = sizeof(kSm90MixedConfigs) / sizeof(kSm90MixedConfigs[0]);
-inline constexpr int kSm90MixedBlockK = 64;
+inline constexpr int kSm90MixedBlockK = 64;  // the k block of the tiled layout and of a sub-block
 inline constexpr int kSm90MixedBlockCh = 128;
-// Per stage, the k block's scale and zero rows of the channel tile (up to two groups: 2 x 128
-// x 2 bytes of scales, 2 x 128 bytes of zero points), loaded by the TMA with the tiles.
-inline constexpr int kSm90MixedSzBytes = 768;
+// Per stage, the stage's scale and zero rows of the channel tile (up to one group per 32
+// columns: block_k / 32 rows of 128 x 2 bytes of scales and of 128 bytes of zero points),
+// loaded by the TMA with the tiles.
+inline constexpr int sm90_mixed_sz_bytes(const Sm90MixedConfig& c) { return c.block_k / 32 * (256 + 128); }
+// Stages (k blocks of block_k columns) of a k extent; the last one may be half outside k (the
+// TMA fills zeros there: zero activations, zero scales).
+inline constexpr int64_t sm90_mixed_k_blocks(const Sm90MixedConfig& c, int64_t k) {
+  return (k + c.block_k - 1) / c.block_k;
+}
 
 struct Sm90MixedParams {
   const void* scales;     // (groups, n) in the activation dtype, the tiled layout's pair order
@@ -40,12 +48,12 @@ struct Sm90MixedParams {
   void* out;              // (m, n) row-major, the activation dtype
   float* partial;         // splits > 1: (splits, m, n) fp32, unscaled per-channel, no bias
   int m, n, k;
-  int k_blocks;           // k / 64
+  int k_blocks;           // sm90_mixed_k_blocks(): ceil(k / block_k)
   int group_size;         // 32, 64, 128; 0 = per-channel (applied in fp32 after the k loop)
   int group_shift;        // sm90_mixed_group_shift(group_size): the producer's group row is a shift
   int tiles_t, tiles_c;   // token tiles (ceil(m / block_tokens)), channel tiles (ceil(n / 128))
   int splits;
-  int sz_rows;            // scale / zero rows per k block: 2 for groups of 32, else 1
+  int sz_rows;            // scale / zero rows per stage: block_k / group_size, at least 1
   int units;              // tiles_t * tiles_c * splits, walked by the persistent CTAs
   int pre_stages;         // stages whose constants are requested before griddepcontrol.wait (plan), 0 = every stage
 };
@@ -63,15 +71,20 @@ inline constexpr bool sm90_mixed_group_shift_matches_division() {
 }
 static_assert(sm90_mixed_group_shift_matches_division(), "the group row shift must equal the division");
 
-// Bytes of one stage: the activation tile (block_tokens rows of 128 bytes) and the weight
-// tile (8 strips x 64 columns x bits).
+// Whether one TMA box holds a stage's weight tile (at most 256 u32 per row): every 64-column
+// stage, 4-bit 128-column stages; 8-bit 128-column stages take two boxes of 64 columns.
+inline constexpr bool sm90_mixed_w_one_box(const Sm90MixedConfig& c, int bits) {
+  return c.block_k / 64 * 32 * bits <= 256;
+}
+// Bytes of one stage: the activation tile (block_k / 64 sub-tiles of block_tokens rows of 128
+// bytes) and the weight tile (8 strips x block_k columns x bits).
 inline constexpr int sm90_mixed_stage_bytes(const Sm90MixedConfig& c, int bits) {
-  return c.block_tokens * 128 + kSm90MixedBlockCh * kSm90MixedBlockK * bits / 8;
+  return c.block_tokens * 128 * (c.block_k / 64) + kSm90MixedBlockCh * c.block_k * bits / 8;
 }
 // Shared memory of configuration c: stages, their full / empty barriers, 1024 bytes of slack
 // that align the tiles for the 128-byte swizzle. At most 227 KB.
 inline constexpr int sm90_mixed_smem_bytes(const Sm90MixedConfig& c, int bits) {
-  return c.stages * (sm90_mixed_stage_bytes(c, bits) + kSm90MixedSzBytes) + c.stages * 16 + 1024;
+  return c.stages * (sm90_mixed_stage_bytes(c, bits) + sm90_mixed_sz_bytes(c)) + c.stages * 16 + 1024;
 }
 
 // The kernels of one (activation dtype, bits) pair (sm90_mixed_gemm_{f16,bf16}_w{4,8}.cu).
