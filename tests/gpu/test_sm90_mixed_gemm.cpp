@@ -204,31 +204,33 @@ TEST(sm90_mixed_gemm, every_config_and_split) {
       }
 }
 
-// Stages of 128 columns (c128t64k128, the plan's tile at m <= 64): every format, a k of whole
-// stages and one whose last stage is half outside k (groups of 32 / 64 and per-channel; groups
-// of 128 need k in multiples of 128), one and three splits.
+// Stages of 128 columns (c128t64k128, the plan's tile at m <= 64, and the c128t128k128 probe):
+// every format, a k of whole stages and one whose last stage is half outside k (groups of 32 /
+// 64 and per-channel; groups of 128 need k in multiples of 128), one and three splits, one
+// token more than a tile (a second, nearly empty token tile).
 TEST(sm90_mixed_gemm, stages_of_128_columns) {
   REQUIRE_SM90A();
-  int cfg = -1;
-  for (int c = 0; c < cuda::kSm90MixedConfigCount; ++c)
-    if (cuda::kSm90MixedConfigs[c].block_k == 128) cfg = c;
-  ASSERT_GE(cfg, 0);
-  int i = 0;
-  for (DType t : {DType::kF16, DType::kBF16})
-    for (const IntWeightFormat& f : formats_for(t))
-      for (int64_t k : {640, 576})
-        for (int s : {1, 3}) {
-          if (k % std::max(f.group_size, 1) != 0) continue;
-          if (small_mode() && (i++ % 3) != 0) continue;
-          Case c;
-          c.f = f;
-          c.m = 65;
-          c.n = 192;
-          c.k = k;
-          c.bias = (k == 640);
-          c.plan = Sm90MixedPlan{cfg, s, ""};
-          check_case(c);
-        }
+  int i = 0, configs = 0;
+  for (int cfg = 0; cfg < cuda::kSm90MixedConfigCount; ++cfg) {
+    if (cuda::kSm90MixedConfigs[cfg].block_k != 128) continue;
+    ++configs;
+    for (DType t : {DType::kF16, DType::kBF16})
+      for (const IntWeightFormat& f : formats_for(t))
+        for (int64_t k : {640, 576})
+          for (int s : {1, 3}) {
+            if (k % std::max(f.group_size, 1) != 0) continue;
+            if (small_mode() && (i++ % 3) != 0) continue;
+            Case c;
+            c.f = f;
+            c.m = cuda::kSm90MixedConfigs[cfg].block_tokens + 1;
+            c.n = 192;
+            c.k = k;
+            c.bias = (k == 640);
+            c.plan = Sm90MixedPlan{cfg, s, ""};
+            check_case(c);
+          }
+  }
+  EXPECT_GE(configs, 1);
 }
 
 TEST(sm90_mixed_gemm, edges) {
@@ -328,17 +330,19 @@ TEST(sm90_mixed_gemm, public_api_selection) {
 }
 
 // The plan's choices where the Suite-1 plan sweep (H200, W4 g128 f16, lowbit bench with
-// LOWBIT_SM90_MIXED_PLAN, docs/kernels/mixed_gemm.md sm90 v15) ranked them: no GPU needed.
-// m = 33 / 64: the 64-token tile in 128-column stages (sm90 v17: faster than 64-column stages
+// LOWBIT_SM90_MIXED_PLAN, docs/kernels/mixed_gemm.md sm90 v15, v17, v18) ranked them: no GPU
+// needed. m = 33 / 64: the 64-token tile in 128-column stages (v17: faster than 64-column stages
 // on 18 of 24 layer x m points; W4 g128 f16 at m = 64 qkv s2 / o s4 / gate_up s1 / down s4
 // 15.5 / 11.4 / 43.1 / 22.9 us against 16.3 / 11.9 / 44.5 / 23.6), split so that qkv / o / down
-// fill the SMs; m = 256: qkv / o on the 128-token tile in one / two
-// splits (27.7 / 21.2 against the 256-token tile's best 31.3 / 22.3), gate_up / down on the
-// 256-token tile in one / four splits; m = 1024 qkv: the 128-token tile (88 against 96 us);
-// m = 4096: the 256-token tile without splits.
+// fill the SMs; m = 128: the 128-token tile in 128-column stages (v18: qkv s2 / o s4 / gate_up
+// s1 / down s4 19.2 / 14.3 / 59.0 / 31.6 against 20.3 / 14.8 / 62.2 / 33.4 in 64-column stages),
+// but not for bf16 x 8-bit (4-6% slower there); m = 256: qkv / o on the 128-token tile in one /
+// two splits (v18: 26.7 / 20.4 against 28.6 / 21.2 in 64-column stages and the 256-token tile's
+// best 31.3 / 22.3 in v15), gate_up / down on the 256-token tile in one / four splits; m = 4096:
+// the 256-token tile without splits.
 TEST(sm90_mixed_gemm, plan_follows_measurements) {
-  auto plan = [](int64_t m, int64_t n, int64_t k) {
-    const Sm90MixedPlan p = cuda::sm90_mixed_gemm_plan(m, n, k, 4, 132);
+  auto plan = [](int64_t m, int64_t n, int64_t k, int bits = 4, bool bf16 = false) {
+    const Sm90MixedPlan p = cuda::sm90_mixed_gemm_plan(m, n, k, bits, bf16, 132);
     return std::string(cuda::kSm90MixedConfigs[p.config].tag) + "_s" + std::to_string(p.splits);
   };
   EXPECT_EQ(plan(33, 6144, 4096), "c128t64k128_s2");
@@ -348,17 +352,22 @@ TEST(sm90_mixed_gemm, plan_follows_measurements) {
   EXPECT_EQ(plan(64, 4096, 14336), "c128t64k128_s4");
   // A k of one 64-column block: the 64-column stages (one 128-column stage would be half empty).
   EXPECT_EQ(plan(64, 4096, 64), "c128t64_s1");
-  EXPECT_EQ(plan(256, 6144, 4096), "c128t128_s1");
-  EXPECT_EQ(plan(256, 4096, 4096), "c128t128_s2");
+  EXPECT_EQ(plan(128, 6144, 4096), "c128t128k128_s2");
+  EXPECT_EQ(plan(128, 4096, 4096), "c128t128k128_s4");
+  EXPECT_EQ(plan(128, 28672, 4096), "c128t128k128_s1");
+  EXPECT_EQ(plan(128, 4096, 14336), "c128t128k128_s4");
+  EXPECT_EQ(plan(128, 6144, 4096, 8, false), "c128t128k128_s2");
+  EXPECT_EQ(plan(128, 6144, 4096, 8, true), "c128t128_s2");
+  EXPECT_EQ(plan(256, 6144, 4096), "c128t128k128_s1");
+  EXPECT_EQ(plan(256, 4096, 4096), "c128t128k128_s2");
   EXPECT_EQ(plan(256, 28672, 4096), "c128t256_s1");
   EXPECT_EQ(plan(256, 4096, 14336), "c128t256_s4");
-  EXPECT_EQ(plan(1024, 6144, 4096), "c128t128_s1");
   for (int64_t n : {6144, 4096, 28672}) EXPECT_EQ(plan(4096, n, 4096), "c128t256_s1") << n;
   EXPECT_EQ(plan(4096, 4096, 14336), "c128t256_s1");
   // Two stages' constants before griddepcontrol.wait (sm90 v11: every stage was 0.8-1.4%
   // slower at m = 64 / 128 on H100), unless LOWBIT_SM90_MIXED_PREWAIT overrides it.
   if (std::getenv("LOWBIT_SM90_MIXED_PREWAIT") == nullptr)
-    EXPECT_EQ(cuda::sm90_mixed_gemm_plan(64, 4096, 4096, 4, 132).pre_stages, 2);
+    EXPECT_EQ(cuda::sm90_mixed_gemm_plan(64, 4096, 4096, 4, false, 132).pre_stages, 2);
 }
 
 TEST(sm90_mixed_gemm, can_implement_refusals_name_the_reason) {

@@ -19,6 +19,10 @@
 //              qkv in 2 splits, one wave, H200; the model then takes it for every Suite-1
 //              layer at m <= 64: measured faster on 18 of 24 layer x m points, W4 g128 /
 //              W4 g128 asym / W8 per-channel at m = 33 / 64, slower on 5 by <= 0.6 us);
+//              1500 per 128-column stage of c128t128k128 (sm90 v18: ~1480-1510 from the
+//              ratios to c128t128 on the four layers at m = 128, W4 g128 f16; the model then
+//              takes it at m = 65..128 and for qkv / o up to m = 256, where it was the
+//              measured best, and keeps the 256-token tile for gate_up / down from m = 160);
 //   split_us = splits > 1: the reduce kernel (2 us) + the fp32 partials written and read.
 // `LOWBIT_SM90_MIXED_PLAN=<config>[,<splits>]` forces a plan (a measurement knob).
 // The stages requested before griddepcontrol.wait are a constant of the plan
@@ -36,12 +40,13 @@
 
 namespace lowbit::cuda {
 
-Sm90MixedPlan sm90_mixed_gemm_plan(int64_t m, int64_t n, int64_t k, int bits, int sm_count) {
+Sm90MixedPlan sm90_mixed_gemm_plan(int64_t m, int64_t n, int64_t k, int bits, bool bf16, int sm_count) {
   constexpr double kClockPerUs = 1980.0, kPowerCappedClockPerUs = 1400.0, kDramBytesPerUs = 4.0e6;
   constexpr double kUnitClk = 2000.0, kReduceUs = 2.0;
   // Clocks per stage of each configuration (kSm90MixedConfigs order): 64 columns for the
-  // first three, 128 for c128t64k128 (1200 < 2 x 650: one synchronization per 128 columns).
-  constexpr double kBlockClk[] = {650.0, 800.0, 1300.0, 1200.0};
+  // first three, 128 for c128t64k128 / c128t128k128 (1200 < 2 x 650, 1500 < 2 x 800: one
+  // synchronization per 128 columns).
+  constexpr double kBlockClk[] = {650.0, 800.0, 1300.0, 1200.0, 1500.0};
   static_assert(sizeof(kBlockClk) / sizeof(kBlockClk[0]) == kSm90MixedConfigCount, "one figure per configuration");
   const double dram_us = (double(n) * k * bits / 8 + double(m) * k * 2 + double(m) * n * 2) / kDramBytesPerUs;
   int forced_config = -1, forced_splits = -1;
@@ -55,6 +60,10 @@ Sm90MixedPlan sm90_mixed_gemm_plan(int64_t m, int64_t n, int64_t k, int bits, in
   for (int c = 0; c < kSm90MixedConfigCount; ++c) {
     if (forced_config >= 0 && forced_config < kSm90MixedConfigCount && c != forced_config) continue;
     const Sm90MixedConfig& cfg = kSm90MixedConfigs[c];
+    // 128-column stages decoded by halves (bf16 x 8-bit on the 128-token tile) ran 4-6% slower
+    // than the same tile's 64-column stages on every Suite-1 layer at m = 96..256 (sm90 v18).
+    if (cfg.block_k > kSm90MixedBlockK && sm90_mixed_halves(cfg.block_tokens, bf16, bits) && c != forced_config)
+      continue;
     const int64_t k_blocks = sm90_mixed_k_blocks(cfg, k);
     const int64_t tiles = ((m + cfg.block_tokens - 1) / cfg.block_tokens) * ((n + kSm90MixedBlockCh - 1) / kSm90MixedBlockCh);
     const double kblock_clk = kBlockClk[c];

@@ -1,5 +1,5 @@
 // Internal: the plan (token tile, split-K factor) of sm90_mixed_gemm for a problem, chosen
-// from m, n, k, the weight width and the SM count by a small cost model
+// from m, n, k, the weight width, the activation dtype and the SM count by a small cost model
 // (sm90_mixed_gemm_heuristic.cpp).
 #pragma once
 
@@ -21,6 +21,7 @@ struct Sm90MixedPlan {
   int pre_stages = kSm90MixedPreWaitStages;
 };
 
-Sm90MixedPlan sm90_mixed_gemm_plan(int64_t m, int64_t n, int64_t k, int bits, int sm_count);
+// bf16: the activations are bf16 (the 8-bit decode then differs, sm90_mixed_halves()).
+Sm90MixedPlan sm90_mixed_gemm_plan(int64_t m, int64_t n, int64_t k, int bits, bool bf16, int sm_count);
 
 }  // namespace lowbit::cuda

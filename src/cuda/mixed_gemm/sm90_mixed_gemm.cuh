@@ -150,8 +150,7 @@ __global__ void __launch_bounds__(384, 1)
   // Only bf16 x 8-bit has a cheaper decode when the weights are symmetric.
   constexpr bool kSymLoop = std::is_same_v<T, __nv_bfloat16> && kBits == 8;
   // A k block as two groups of two k16 steps (see k_loop) instead of one group of four.
-  constexpr bool kHalves = kTK == 256 || (kSymLoop && kTK >= 128);
-  static_assert(!kHalves || kSubs == 1, "128-column stages with the halves loop are not built");
+  constexpr bool kHalves = sm90_mixed_halves(kTK, std::is_same_v<T, __nv_bfloat16>, kBits);
 
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   const uint32_t raw = ptx::cvta_shared(smem_raw);
@@ -395,21 +394,27 @@ __global__ void __launch_bounds__(384, 1)
     auto k_loop = [&](auto scale_c, auto sym_c) {
       if constexpr (kHalves) {
         constexpr bool kSym = decltype(sym_c)::value;
+        // 128-column stages: the two sub-blocks' halves in turn (a0, a1, a0, a1); each wait
+        // retires the group before the previous one, i.e. the last reader of the buffer about
+        // to be written, and the one after stage i's first half retires stage i - 1's last.
         for (int i = 0; i < nk; ++i) {
           const uint32_t i_it = it + i;
           const int s = static_cast<int>(i_it % kStages);
           ptx::mbarrier_wait_parity(full(s), (i_it / kStages) & 1);
-          const uint8_t* wst = gbase + s * kStageBytes + kXTile + strip_in_tile * kStripBytes + lane * 16;
-          const uint4 q0 = *reinterpret_cast<const uint4*>(wst);
-          const uint4 q1 = kBits == 8 ? *reinterpret_cast<const uint4*>(wst + 512) : q0;
-          uint32_t sp[2], zp[2];
-          load_sz(s, 0, sp, zp);
-          const Consts c0 = Dec::make_consts(kSym ? kSymZero : zp[0], sp[0], decltype(scale_c)::value);
-          const Consts c1 = Dec::make_consts(kSym ? kSymZero : zp[1], sp[1], decltype(scale_c)::value);
-          const uint64_t db = ptx::wgmma_desc_k_major_sw128(base + s * kStageBytes);
-          half(std::integral_constant<int, 0>{}, scale_c, sym_c, a0, q0, c0, db);
-          if (i > 0) release(i_it - 1);
-          half(std::integral_constant<int, 1>{}, scale_c, sym_c, a1, q1, c1, db);
+#pragma unroll
+          for (int h = 0; h < kSubs; ++h) {
+            const uint8_t* wst = gbase + s * kStageBytes + kXTile + w_off(strip_in_tile, h) + lane * 16;
+            const uint4 q0 = *reinterpret_cast<const uint4*>(wst);
+            const uint4 q1 = kBits == 8 ? *reinterpret_cast<const uint4*>(wst + 512) : q0;
+            uint32_t sp[2], zp[2];
+            load_sz(s, h, sp, zp);
+            const Consts c0 = Dec::make_consts(kSym ? kSymZero : zp[0], sp[0], decltype(scale_c)::value);
+            const Consts c1 = Dec::make_consts(kSym ? kSymZero : zp[1], sp[1], decltype(scale_c)::value);
+            const uint64_t db = ptx::wgmma_desc_k_major_sw128(base + s * kStageBytes + h * kXSub);
+            half(std::integral_constant<int, 0>{}, scale_c, sym_c, a0, q0, c0, db);
+            if (h == 0 && i > 0) release(i_it - 1);
+            half(std::integral_constant<int, 1>{}, scale_c, sym_c, a1, q1, c1, db);
+          }
         }
       } else if constexpr (kSubs == 2) {
         // 128-column stages: sub-block 0 in a0, 1 in a1; the wait after sub-block 0 of stage i

@@ -189,7 +189,7 @@ Status sm90_mixed_gemm_can_implement(const GemmDesc& d, const GpuSpec& gpu) {
 
 std::unique_ptr<detail::GemmImpl> sm90_mixed_gemm_make(const GemmDesc& d, const GpuSpec& gpu) {
   return std::make_unique<Sm90MixedGemmImpl>(
-      d, gpu, sm90_mixed_gemm_plan(d.m, d.n, d.k, d.w.int_format.bits, gpu.sm_count));
+      d, gpu, sm90_mixed_gemm_plan(d.m, d.n, d.k, d.w.int_format.bits, d.a.dtype == DType::kBF16, gpu.sm_count));
 }
 
 std::unique_ptr<detail::GemmImpl> sm90_mixed_gemm_make_with_plan(const GemmDesc& d, const GpuSpec& gpu,

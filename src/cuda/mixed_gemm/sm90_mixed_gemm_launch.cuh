@@ -25,12 +25,13 @@ KernelFn kernel_of() {
 
 template <typename T, int kBits>
 KernelFn kernel_for(int config) {
-  static_assert(kSm90MixedConfigCount == 4, "one line per configuration below");
+  static_assert(kSm90MixedConfigCount == 5, "one line per configuration below");
   switch (config) {
     case 0: return kernel_of<T, kBits, 0>();
     case 1: return kernel_of<T, kBits, 1>();
     case 2: return kernel_of<T, kBits, 2>();
     case 3: return kernel_of<T, kBits, 3>();
+    case 4: return kernel_of<T, kBits, 4>();
     default: return nullptr;
   }
 }

@@ -27,6 +27,7 @@ inline constexpr Sm90MixedConfig kSm90MixedConfigs[] = {
     {128, 7, "c128t128"},  // the middle: 24 KB stages (8-bit)
     {256, 5, "c128t256"},  // large m: the fewest activation bytes per flop, 128 accumulators
     {64, 6, "c128t64k128", 128},  // m <= 64 (v17): 128-column stages, half the stage synchronizations
+    {128, 4, "c128t128k128", 128},  // m = 65..256 (v18): the 128-token tile in 128-column stages
 };
 inline constexpr int kSm90MixedConfigCount = sizeof(kSm90MixedConfigs) / sizeof(kSm90MixedConfigs[0]);
 inline constexpr int kSm90MixedBlockK = 64;  // the k block of the tiled layout and of a sub-block
@@ -71,6 +72,13 @@ inline constexpr bool sm90_mixed_group_shift_matches_division() {
 }
 static_assert(sm90_mixed_group_shift_matches_division(), "the group row shift must equal the division");
 
+// Whether the consumers decode each 64 columns as two halves of two k16 steps (each its own
+// wgmma group) instead of one group of four: where two whole-block A buffers do not fit the
+// registers (ptxas would serialize the wgmmas, C7512): the 256-token tile (128 accumulators),
+// and bf16 x 8-bit from 128 tokens (its decode through f32 needs more temporaries).
+inline constexpr bool sm90_mixed_halves(int block_tokens, bool bf16, int bits) {
+  return block_tokens == 256 || (bf16 && bits == 8 && block_tokens >= 128);
+}
 // Whether one TMA box holds a stage's weight tile (at most 256 u32 per row): every 64-column
 // stage, 4-bit 128-column stages; 8-bit 128-column stages take two boxes of 64 columns.
 inline constexpr bool sm90_mixed_w_one_box(const Sm90MixedConfig& c, int bits) {
