@@ -262,7 +262,7 @@ __global__ void __launch_bounds__(384, 1)
         const Unit un = unit_of(p, u);
         for (int kb = un.kb_begin; kb < un.kb_end; ++kb, ++it, ring.next()) {
           if (it >= kStages) ptx::mbarrier_wait_parity(empty(ring.s), ring.ph ^ 1u);
-          ptx::mbarrier_arrive_expect_tx(full(ring.s), kXTile);
+          ptx::mbarrier_arrive_expect_tx(full(ring.s), p.x_box_rows * 128u * kSubs);
 #pragma unroll
           for (int h = 0; h < kSubs; ++h)
             ptx::tma_load_2d(base + ring.s * kStageBytes + h * kXSub, &tmap_x, (kb * kSubs + h) * kSm90MixedBlockK,

@@ -29,6 +29,16 @@ bool uses_pdl() {
 
 constexpr const char* kWho = "lowbit: sm90_mixed_gemm: ";
 
+// `LOWBIT_SM90_MIXED_XBOX=0` keeps full activation boxes for a single token tile (a measurement
+// knob; read once).
+bool x_box_shrink() {
+  static const bool on = [] {
+    const char* env = std::getenv("LOWBIT_SM90_MIXED_XBOX");
+    return env == nullptr || std::string(env) != "0";
+  }();
+  return on;
+}
+
 bool aligned(const void* p, uintptr_t a) { return (reinterpret_cast<uintptr_t>(p) & (a - 1)) == 0; }
 
 const Sm90MixedKernels& kernels_for(DType act, int bits) {
@@ -101,10 +111,14 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
     const int bits = f.bits;
     const Sm90MixedConfig& c = kSm90MixedConfigs[plan_.config];
     // x: (m, k) 16-bit, boxes of block_tokens rows x 64 columns (128 bytes: the swizzle span);
-    // a stage of 128 columns takes two.
+    // a stage of 128 columns takes two. With a single token tile (m < block_tokens) a box of m
+    // rows rounded up to 8: the rows past it in shared memory keep what they held (an output
+    // token depends on its own activation row only, and tokens >= m are never stored).
     CUtensorMap map_x{}, map_w{};
+    int x_box_rows = c.block_tokens;
+    if (d_.m < c.block_tokens && x_box_shrink()) x_box_rows = static_cast<int>((d_.m + 7) / 8 * 8);
     if (Status s = encode_tensor_map_2d(&map_x, CU_TENSOR_MAP_DATA_TYPE_UINT16, args.a, d_.m, d_.k, d_.k * 2,
-                                        c.block_tokens, kSm90MixedBlockK, CU_TENSOR_MAP_SWIZZLE_128B, kWho, "A");
+                                        x_box_rows, kSm90MixedBlockK, CU_TENSOR_MAP_SWIZZLE_128B, kWho, "A");
         !s.ok())
       return s;
     // w: strips of 16 channels (2 k bits bytes each) as rows of k bits / 2 u32; a box is the
@@ -145,6 +159,7 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
     p.n = static_cast<int>(d_.n);
     p.k = static_cast<int>(d_.k);
     p.k_blocks = static_cast<int>(sm90_mixed_k_blocks(c, d_.k));
+    p.x_box_rows = x_box_rows;
     p.group_size = f.group_size;
     p.group_shift = sm90_mixed_group_shift(f.group_size);
     p.tiles_t = static_cast<int>((d_.m + c.block_tokens - 1) / c.block_tokens);

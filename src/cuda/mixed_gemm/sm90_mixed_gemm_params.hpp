@@ -57,6 +57,7 @@ struct Sm90MixedParams {
   int sz_rows;            // scale / zero rows per stage: block_k / group_size, at least 1
   int units;              // tiles_t * tiles_c * splits, walked by the persistent CTAs
   int pre_stages;         // stages whose constants are requested before griddepcontrol.wait (plan), 0 = every stage
+  int x_box_rows;         // activation rows per TMA box: block_tokens, or m rounded up to 8 for a single token tile
 };
 
 // log2 of a group size the tiled layout takes (32, 64, 128), 0 for per-channel (0): the
