@@ -136,14 +136,14 @@ __global__ void __launch_bounds__(384, 1)
   // The weight tile is one TMA box ([strip][sub-block][64 columns]) where a box row of 256 u32
   // holds a strip's stage, else one box per sub-block ([sub-block][strip][64 columns]: 8-bit
   // stages of 128 columns); w_off(strip, h): a strip's sub-block h in the tile.
-  constexpr bool kWOneBox = kSubs * 32 * kBits <= 256;
+  constexpr bool kWOneBox = sm90_mixed_w_one_box(kKB, kBits);
   auto w_off = [](int strip, int h) {
     return kWOneBox ? strip * kStripBytes + h * kStrip64 : (h * 8 + strip) * kStrip64;
   };
   static_assert(kSubs == 1 || kSubs == 2, "stages of 64 or 128 columns");
   // Scale / zero rows of a stage: up to one group row per 32 columns.
   constexpr uint32_t kSzRows = kKB / 32;
-  constexpr uint32_t kSzBytes = kSzRows * (256 + 128);
+  constexpr uint32_t kSzBytes = sm90_mixed_sz_bytes(kKB);
   constexpr int kAcc = kTK / 2;
   // Symmetric zero points z = 2^(bits-1) for both rows of a pair (bytes z(g), z(g+8)).
   constexpr uint32_t kSymZero = (1u << (kBits - 1)) * 0x0101u;

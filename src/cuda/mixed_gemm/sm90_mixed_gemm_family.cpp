@@ -125,7 +125,7 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
     // 8 strips of a channel tile x one stage's columns (32 bits u32 per 64 columns = 128 bits
     // bytes) where that fits a box (at most 256 u32), else x 64 columns (8-bit stages of 128
     // columns: two boxes; sm90_mixed_w_one_box()).
-    const int w_box = sm90_mixed_w_one_box(c, bits) ? c.block_k / 64 * 32 * bits : 32 * bits;
+    const int w_box = sm90_mixed_w_one_box(c.block_k, bits) ? c.block_k / 64 * 32 * bits : 32 * bits;
     if (Status s = encode_tensor_map_2d(&map_w, CU_TENSOR_MAP_DATA_TYPE_UINT32, args.w.data, d_.n / 16,
                                         d_.k * bits / 2, d_.k * bits * 2, 8, w_box, CU_TENSOR_MAP_SWIZZLE_NONE,
                                         kWho, "the packed weights");

@@ -35,7 +35,7 @@ inline constexpr int kSm90MixedBlockCh = 128;
 // Per stage, the stage's scale and zero rows of the channel tile (up to one group per 32
 // columns: block_k / 32 rows of 128 x 2 bytes of scales and of 128 bytes of zero points),
 // loaded by the TMA with the tiles.
-inline constexpr int sm90_mixed_sz_bytes(const Sm90MixedConfig& c) { return c.block_k / 32 * (256 + 128); }
+inline constexpr int sm90_mixed_sz_bytes(int block_k) { return block_k / 32 * (256 + 128); }
 // Stages (k blocks of block_k columns) of a k extent; the last one may be half outside k (the
 // TMA fills zeros there: zero activations, zero scales).
 inline constexpr int64_t sm90_mixed_k_blocks(const Sm90MixedConfig& c, int64_t k) {
@@ -82,9 +82,7 @@ inline constexpr bool sm90_mixed_halves(int block_tokens, bool bf16, int bits) {
 }
 // Whether one TMA box holds a stage's weight tile (at most 256 u32 per row): every 64-column
 // stage, 4-bit 128-column stages; 8-bit 128-column stages take two boxes of 64 columns.
-inline constexpr bool sm90_mixed_w_one_box(const Sm90MixedConfig& c, int bits) {
-  return c.block_k / 64 * 32 * bits <= 256;
-}
+inline constexpr bool sm90_mixed_w_one_box(int block_k, int bits) { return block_k / 64 * 32 * bits <= 256; }
 // Bytes of one stage: the activation tile (block_k / 64 sub-tiles of block_tokens rows of 128
 // bytes) and the weight tile (8 strips x block_k columns x bits).
 inline constexpr int sm90_mixed_stage_bytes(const Sm90MixedConfig& c, int bits) {
@@ -93,7 +91,7 @@ inline constexpr int sm90_mixed_stage_bytes(const Sm90MixedConfig& c, int bits) 
 // Shared memory of configuration c: stages, their full / empty barriers, 1024 bytes of slack
 // that align the tiles for the 128-byte swizzle. At most 227 KB.
 inline constexpr int sm90_mixed_smem_bytes(const Sm90MixedConfig& c, int bits) {
-  return c.stages * (sm90_mixed_stage_bytes(c, bits) + sm90_mixed_sz_bytes(c)) + c.stages * 16 + 1024;
+  return c.stages * (sm90_mixed_stage_bytes(c, bits) + sm90_mixed_sz_bytes(c.block_k)) + c.stages * 16 + 1024;
 }
 
 // The kernels of one (activation dtype, bits) pair (sm90_mixed_gemm_{f16,bf16}_w{4,8}.cu).
