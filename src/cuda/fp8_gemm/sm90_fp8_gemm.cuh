@@ -252,12 +252,14 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
       // griddepcontrol.wait, their stage's transaction bytes announced in full; the
       // activation tiles (and block-mode activation scales), which the previous kernel may
       // write, after it. Without the attribute the wait returns at once.
+      // A stage's bytes: the A box may hold fewer than BM rows (Sm90Fp8Params::a_box_rows).
+      const uint32_t tx = kTxBytes - static_cast<uint32_t>(BM - p.a_box_rows) * BK;
       uint32_t pre = 0;
       if constexpr (!kStreamK) {
         for (int u = blockIdx.x; u < p.units && pre < static_cast<uint32_t>(kStages); u += gridDim.x) {
           const Unit un = unit_of(p, u);
           for (int kb = un.kb_begin; kb < un.kb_end && pre < static_cast<uint32_t>(kStages); ++kb, ++pre) {
-            ptx::mbarrier_arrive_expect_tx(full(static_cast<int>(pre)), kTxBytes);
+            ptx::mbarrier_arrive_expect_tx(full(static_cast<int>(pre)), tx);
             ptx::tma_load_2d(tiles + pre * kStageBytes + kATile, &tmap_w, kb * BK, un.tile_n * BN, full(static_cast<int>(pre)));
           }
         }
@@ -272,7 +274,7 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
           const uint32_t st = tiles + s * kStageBytes;
           if (it >= pre) {
             if (r > 0) ptx::mbarrier_wait_parity(empty(s), (r - 1) & 1);
-            ptx::mbarrier_arrive_expect_tx(full(s), kTxBytes);
+            ptx::mbarrier_arrive_expect_tx(full(s), tx);
             ptx::tma_load_2d(st + kATile, &tmap_w, kb * BK, n0, full(s));
           }
           ptx::tma_load_2d(st, &tmap_a, kb * BK, m0, full(s));

@@ -27,6 +27,16 @@ constexpr const char* kInt8Who = "lowbit: sm90_int8_gemm: ";
 
 bool aligned(const void* p, uintptr_t a) { return (reinterpret_cast<uintptr_t>(p) & (a - 1)) == 0; }
 
+// `LOWBIT_SM90_FP8_ABOX=0` keeps full activation boxes for a single row tile (a measurement
+// knob; read once).
+bool a_box_shrink() {
+  static const bool on = [] {
+    const char* env = std::getenv("LOWBIT_SM90_FP8_ABOX");
+    return env == nullptr || std::string(env) != "0";
+  }();
+  return on;
+}
+
 // A 2-D tensor map of this family (common/tensor_map.hpp).
 Status encode_2d(CUtensorMap* map, CUtensorMapDataType type, const void* base, uint64_t rows, uint64_t cols,
                  uint64_t row_bytes, uint32_t box_rows, uint32_t box_cols, CUtensorMapSwizzle swizzle,
@@ -126,7 +136,13 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
     }
 
     CUtensorMap map_a{}, map_w{}, map_sa{}, map_out{};
-    if (Status s = encode_2d(&map_a, CU_TENSOR_MAP_DATA_TYPE_UINT8, args.a, d_.m, d_.k, d_.k, bm_, 128,
+    // A: boxes of block_m rows x 128 bytes; with a single row tile (m < block_m) a box of m rows
+    // rounded up to 8 instead (the TMA's zero fill of rows past the tensor cost sm90_mixed_gemm
+    // 15-23% at m = 65, docs/kernels/mixed_gemm.md sm90 v20). The shared-memory rows past the
+    // box keep stale bytes: an output row depends only on its own A row, rows >= m are never
+    // stored, and per-row scales are read at min(row, m - 1).
+    const int a_box_rows = d_.m < bm_ && a_box_shrink() ? static_cast<int>((d_.m + 7) / 8 * 8) : bm_;
+    if (Status s = encode_2d(&map_a, CU_TENSOR_MAP_DATA_TYPE_UINT8, args.a, d_.m, d_.k, d_.k, a_box_rows, 128,
                              CU_TENSOR_MAP_SWIZZLE_128B, "A", who_);
         !s.ok())
       return s;
@@ -155,6 +171,7 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
     }
 
     Sm90Fp8Params p{};
+    p.a_box_rows = a_box_rows;
     p.m = static_cast<int>(d_.m);
     p.n = static_cast<int>(d_.n);
     p.k = static_cast<int>(d_.k);

@@ -84,6 +84,7 @@ struct Sm90Fp8Params {
   void* out;         // (m, n) f16 / bf16
   int out_bf16;
   float* partial;  // splits > 1: (splits, m, n) fp32 partial sums, summed by the reduce kernel
+  int a_box_rows;  // A rows per TMA box: block_m, or m rounded up to 8 for a single row tile
 };
 
 // The output staging boxes (sm90_fp8_gemm.cuh, epilogue): 64 rows x this many 16-bit columns,
