@@ -370,6 +370,24 @@ TEST(sm90_mixed_gemm, plan_follows_measurements) {
     EXPECT_EQ(cuda::sm90_mixed_gemm_plan(64, 4096, 4096, 4, false, 132).pre_stages, 2);
 }
 
+// The last token tile's activation box (sm90 v21): the tile's rows rounded up to 8 where at
+// least 3/8 of the tile lies past m, else the full tile (unless LOWBIT_SM90_MIXED_XBOX is set).
+TEST(sm90_mixed_gemm, last_tile_box_rule) {
+  if (std::getenv("LOWBIT_SM90_MIXED_XBOX") != nullptr) GTEST_SKIP() << "LOWBIT_SM90_MIXED_XBOX is set";
+  EXPECT_EQ(cuda::sm90_mixed_x_last_rows(65, 128), 72);    // 56 of 128 past m
+  EXPECT_EQ(cuda::sm90_mixed_x_last_rows(200, 128), 72);   // second tile: 72 rows
+  EXPECT_EQ(cuda::sm90_mixed_x_last_rows(100, 128), 128);  // 24 of 128 past m
+  EXPECT_EQ(cuda::sm90_mixed_x_last_rows(128, 128), 128);
+  EXPECT_EQ(cuda::sm90_mixed_x_last_rows(129, 128), 8);
+  EXPECT_EQ(cuda::sm90_mixed_x_last_rows(160, 256), 160);  // 96 of 256
+  EXPECT_EQ(cuda::sm90_mixed_x_last_rows(200, 256), 256);  // 56 of 256
+  EXPECT_EQ(cuda::sm90_mixed_x_last_rows(300, 256), 48);
+  EXPECT_EQ(cuda::sm90_mixed_x_last_rows(17, 64), 24);
+  EXPECT_EQ(cuda::sm90_mixed_x_last_rows(40, 64), 40);     // 24 of 64
+  EXPECT_EQ(cuda::sm90_mixed_x_last_rows(48, 64), 64);     // 16 of 64
+  EXPECT_EQ(cuda::sm90_mixed_x_last_rows(1, 64), 8);
+}
+
 TEST(sm90_mixed_gemm, can_implement_refusals_name_the_reason) {
   REQUIRE_SM90A();
   const cuda::GpuSpec& gpu = cuda::gpu_spec(0);

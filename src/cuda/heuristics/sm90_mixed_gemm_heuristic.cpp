@@ -93,4 +93,28 @@ Sm90MixedPlan sm90_mixed_gemm_plan(int64_t m, int64_t n, int64_t k, int bits, bo
   return best;
 }
 
+// The TMA fills the box rows past the tensor's end (tokens >= m) with zeros, and that fill
+// costs far more than rows read (sm90 v20: full boxes at m = 65 ran 15-23% slower). A box of
+// the tile's own rows leaves the shared-memory rows past it stale, which is harmless (an output
+// token depends on its own activation row only; tokens >= m are never stored), but a box of
+// fewer rows was itself slower where few rows were left unfilled. Measured (sm90 v21, H200,
+// Suite 1, four integer variants, two rounds, full boxes -> short boxes, per layer): 96 to 208
+// of 128 / 256 rows unfilled (m = 160, 300): -10..-34%, bar W4 o / down at m = 300 (80 of 128:
+// +0.8..1.7%); 56 of 128 (m = 65: -3..-26%; m = 200, two tiles: -7..+2.2%); 56 of 256 (m =
+// 200): +3.3..+4.9% on W4 gate_up / down and W8 down; 24 of 128 or 256 (m = 100, 1000): -3..+6.6%,
+// +2..4% on gate_up / down at m = 100; 8 rows: +0..+2.8%. Hence the threshold: at least 3/8 of
+// the tile unfilled (48 of 128, 96 of 256, 24 of 64).
+int sm90_mixed_x_last_rows(int64_t m, int block_tokens) {
+  static const int knob = [] {
+    const char* env = std::getenv("LOWBIT_SM90_MIXED_XBOX");
+    return env == nullptr ? -1 : std::atoi(env);
+  }();
+  if (m <= 0 || block_tokens <= 0) return block_tokens;
+  const int64_t last = m - (m - 1) / block_tokens * block_tokens;  // 1..block_tokens
+  const int rows = static_cast<int>((last + 7) / 8 * 8);
+  if (knob == 0) return block_tokens;
+  if (knob == 1) return rows;
+  return 8 * (block_tokens - rows) >= 3 * block_tokens ? rows : block_tokens;
+}
+
 }  // namespace lowbit::cuda

@@ -24,4 +24,11 @@ struct Sm90MixedPlan {
 // bf16: the activations are bf16 (the 8-bit decode then differs, sm90_mixed_halves()).
 Sm90MixedPlan sm90_mixed_gemm_plan(int64_t m, int64_t n, int64_t k, int bits, bool bf16, int sm_count);
 
+// Rows of the activation TMA box for the last token tile (the other tiles take block_tokens):
+// the tile's rows rounded up to 8 where that leaves at least 3/8 of the tile unfilled, else
+// block_tokens (the rule and its measurements: sm90_mixed_gemm_heuristic.cpp).
+// `LOWBIT_SM90_MIXED_XBOX=0` gives block_tokens always, `=1` the short box always (measurement
+// knobs, read once).
+int sm90_mixed_x_last_rows(int64_t m, int block_tokens);
+
 }  // namespace lowbit::cuda

@@ -118,9 +118,9 @@ __device__ __forceinline__ float to_f32(const void* p, int i) {
 
 template <typename T, int kBits, int kTK, int kStages, int kKB>
 __global__ void __launch_bounds__(384, 1)
-    sm90_mixed_gemm_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CUtensorMap tmap_w,
-                           const __grid_constant__ CUtensorMap tmap_s, const __grid_constant__ CUtensorMap tmap_z,
-                           const Sm90MixedParams p) {
+    sm90_mixed_gemm_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CUtensorMap tmap_x_last,
+                           const __grid_constant__ CUtensorMap tmap_w, const __grid_constant__ CUtensorMap tmap_s,
+                           const __grid_constant__ CUtensorMap tmap_z, const Sm90MixedParams p) {
 #if LOWBIT_HAS_SM90A
   using Dec = tiled::TiledDecoder<T, kBits>;
   using Consts = typename Dec::Consts;
@@ -254,18 +254,23 @@ __global__ void __launch_bounds__(384, 1)
     } else if (t == 32) {
       // ---- activations: written by the previous kernel, so after griddepcontrol.wait ----
       ptx::tma_prefetch_descriptor(&tmap_x);
+      ptx::tma_prefetch_descriptor(&tmap_x_last);
       ptx::griddep_launch_dependents();
       ptx::griddep_wait();
       uint32_t it = 0;
       Ring ring;
       for (int u = blockIdx.x; u < p.units; u += gridDim.x) {
         const Unit un = unit_of(p, u);
+        // The last token tile's boxes hold only its rows (rounded up to 8), from its own map.
+        const bool last = un.tile_t == p.tiles_t - 1;
+        const CUtensorMap* map = last ? &tmap_x_last : &tmap_x;
+        const uint32_t x_tx = (last ? p.x_last_rows : kTK) * 128u * kSubs;
         for (int kb = un.kb_begin; kb < un.kb_end; ++kb, ++it, ring.next()) {
           if (it >= kStages) ptx::mbarrier_wait_parity(empty(ring.s), ring.ph ^ 1u);
-          ptx::mbarrier_arrive_expect_tx(full(ring.s), p.x_box_rows * 128u * kSubs);
+          ptx::mbarrier_arrive_expect_tx(full(ring.s), x_tx);
 #pragma unroll
           for (int h = 0; h < kSubs; ++h)
-            ptx::tma_load_2d(base + ring.s * kStageBytes + h * kXSub, &tmap_x, (kb * kSubs + h) * kSm90MixedBlockK,
+            ptx::tma_load_2d(base + ring.s * kStageBytes + h * kXSub, map, (kb * kSubs + h) * kSm90MixedBlockK,
                              un.tile_t * kTK, full(ring.s));
         }
       }

@@ -29,16 +29,6 @@ bool uses_pdl() {
 
 constexpr const char* kWho = "lowbit: sm90_mixed_gemm: ";
 
-// `LOWBIT_SM90_MIXED_XBOX=0` keeps full activation boxes for a single token tile (a measurement
-// knob; read once).
-bool x_box_shrink() {
-  static const bool on = [] {
-    const char* env = std::getenv("LOWBIT_SM90_MIXED_XBOX");
-    return env == nullptr || std::string(env) != "0";
-  }();
-  return on;
-}
-
 bool aligned(const void* p, uintptr_t a) { return (reinterpret_cast<uintptr_t>(p) & (a - 1)) == 0; }
 
 const Sm90MixedKernels& kernels_for(DType act, int bits) {
@@ -111,14 +101,19 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
     const int bits = f.bits;
     const Sm90MixedConfig& c = kSm90MixedConfigs[plan_.config];
     // x: (m, k) 16-bit, boxes of block_tokens rows x 64 columns (128 bytes: the swizzle span);
-    // a stage of 128 columns takes two. With a single token tile (m < block_tokens) a box of m
-    // rows rounded up to 8: the rows past it in shared memory keep what they held (an output
-    // token depends on its own activation row only, and tokens >= m are never stored).
-    CUtensorMap map_x{}, map_w{};
-    int x_box_rows = c.block_tokens;
-    if (d_.m < c.block_tokens && x_box_shrink()) x_box_rows = static_cast<int>((d_.m + 7) / 8 * 8);
+    // a stage of 128 columns takes two. The last token tile from a second map whose boxes hold
+    // its rows rounded up to 8 where at least 3/8 of the tile lies past m (the TMA's zero fill of
+    // rows past m is slow; sm90_mixed_x_last_rows()): the shared-memory rows past its box keep
+    // what they held (an output token depends on its own activation row only, and tokens >= m
+    // are never stored).
+    CUtensorMap map_x{}, map_x_last{}, map_w{};
+    const int x_last_rows = sm90_mixed_x_last_rows(d_.m, c.block_tokens);
     if (Status s = encode_tensor_map_2d(&map_x, CU_TENSOR_MAP_DATA_TYPE_UINT16, args.a, d_.m, d_.k, d_.k * 2,
-                                        x_box_rows, kSm90MixedBlockK, CU_TENSOR_MAP_SWIZZLE_128B, kWho, "A");
+                                        c.block_tokens, kSm90MixedBlockK, CU_TENSOR_MAP_SWIZZLE_128B, kWho, "A");
+        !s.ok())
+      return s;
+    if (Status s = encode_tensor_map_2d(&map_x_last, CU_TENSOR_MAP_DATA_TYPE_UINT16, args.a, d_.m, d_.k, d_.k * 2,
+                                        x_last_rows, kSm90MixedBlockK, CU_TENSOR_MAP_SWIZZLE_128B, kWho, "A");
         !s.ok())
       return s;
     // w: strips of 16 channels (2 k bits bytes each) as rows of k bits / 2 u32; a box is the
@@ -159,7 +154,7 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
     p.n = static_cast<int>(d_.n);
     p.k = static_cast<int>(d_.k);
     p.k_blocks = static_cast<int>(sm90_mixed_k_blocks(c, d_.k));
-    p.x_box_rows = x_box_rows;
+    p.x_last_rows = x_last_rows;
     p.group_size = f.group_size;
     p.group_shift = sm90_mixed_group_shift(f.group_size);
     p.tiles_t = static_cast<int>((d_.m + c.block_tokens - 1) / c.block_tokens);
@@ -169,7 +164,7 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
     if (units > (int64_t(1) << 31) - 1) return Status::Fail(std::string(kWho) + "too many tiles (" + d_.describe() + ")");
     p.units = static_cast<int>(units);
     const int grid = static_cast<int>(std::min<int64_t>(units, sm_count_));
-    if (Status s = kernels_->launch(plan_.config, map_x, map_w, map_s, map_z, p, grid, pdl_, st); !s.ok()) return s;
+    if (Status s = kernels_->launch(plan_.config, map_x, map_x_last, map_w, map_s, map_z, p, grid, pdl_, st); !s.ok()) return s;
     if (plan_.splits > 1)
       return sm80_mixed_gemm_reduce_splits(d_.a.dtype, p.partial, p.splits, p.m, p.n,
                                            f.group_size == 0 ? args.w.scales : nullptr, p.bias, args.out,

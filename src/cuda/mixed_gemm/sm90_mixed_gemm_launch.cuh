@@ -14,7 +14,7 @@ namespace lowbit::cuda {
 namespace sm90mixed {
 
 using KernelFn = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, const CUtensorMap,
-                          const Sm90MixedParams);
+                          const CUtensorMap, const Sm90MixedParams);
 
 template <typename T, int kBits, int C>
 KernelFn kernel_of() {
@@ -46,8 +46,9 @@ Status prepare(int config) {
 }
 
 template <typename T, int kBits>
-Status launch(int config, const CUtensorMap& x, const CUtensorMap& w, const CUtensorMap& sc, const CUtensorMap& z,
-              const Sm90MixedParams& p, int grid, bool pdl, cudaStream_t stream) {
+Status launch(int config, const CUtensorMap& x, const CUtensorMap& x_last, const CUtensorMap& w,
+              const CUtensorMap& sc, const CUtensorMap& z, const Sm90MixedParams& p, int grid, bool pdl,
+              cudaStream_t stream) {
   KernelFn k = kernel_for<T, kBits>(config);
   if (k == nullptr) return Status::Fail("lowbit: sm90_mixed_gemm: no configuration " + std::to_string(config));
   cudaLaunchConfig_t cfg = {};
@@ -58,7 +59,7 @@ Status launch(int config, const CUtensorMap& x, const CUtensorMap& w, const CUte
   cudaLaunchAttribute attr[1] = {pdl_launch_attr()};
   cfg.attrs = pdl ? attr : nullptr;
   cfg.numAttrs = pdl ? 1u : 0u;
-  LOWBIT_CUDA_TRY(cudaLaunchKernelEx(&cfg, k, x, w, sc, z, p));
+  LOWBIT_CUDA_TRY(cudaLaunchKernelEx(&cfg, k, x, x_last, w, sc, z, p));
   return Status::Ok();
 }
 

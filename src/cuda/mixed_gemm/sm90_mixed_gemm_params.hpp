@@ -57,7 +57,7 @@ struct Sm90MixedParams {
   int sz_rows;            // scale / zero rows per stage: block_k / group_size, at least 1
   int units;              // tiles_t * tiles_c * splits, walked by the persistent CTAs
   int pre_stages;         // stages whose constants are requested before griddepcontrol.wait (plan), 0 = every stage
-  int x_box_rows;         // activation rows per TMA box: block_tokens, or m rounded up to 8 for a single token tile
+  int x_last_rows;        // activation rows per TMA box of the last token tile (sm90_mixed_x_last_rows())
 };
 
 // log2 of a group size the tiled layout takes (32, 64, 128), 0 for per-channel (0): the
@@ -105,8 +105,10 @@ struct Sm90MixedKernels {
   Status (*prepare)(int config);
   // `pdl`: as a programmatic dependent launch (the first stages' weights, scales and zero
   // points before griddepcontrol.wait).
-  Status (*launch)(int config, const CUtensorMap& x, const CUtensorMap& w, const CUtensorMap& s,
-                   const CUtensorMap& z, const Sm90MixedParams& p, int grid, bool pdl, cudaStream_t stream);
+  // x: activation boxes of block_tokens rows; x_last: those of the last token tile (its rows).
+  Status (*launch)(int config, const CUtensorMap& x, const CUtensorMap& x_last, const CUtensorMap& w,
+                   const CUtensorMap& s, const CUtensorMap& z, const Sm90MixedParams& p, int grid, bool pdl,
+                   cudaStream_t stream);
 };
 const Sm90MixedKernels& sm90_mixed_gemm_kernels_f16_w4();
 const Sm90MixedKernels& sm90_mixed_gemm_kernels_f16_w8();
