@@ -178,7 +178,7 @@ __device__ __forceinline__ void static_for(F&& f) {
 // them into that wave's accumulator, the stage released after the last wave. Not with int8
 // or stream-K.
 template <int kConsumers, int BN, int kStages, bool kBlock, bool kStreamK, bool kInt8 = false, int kWaves = 1,
-          bool kEpiCopies = false, bool kKPair = false>
+          bool kEpiCopies = false, bool kKPair = false, bool kShortA = false>
 __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     sm90_fp8_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_w,
                          const __grid_constant__ CUtensorMap tmap_sa, const __grid_constant__ CUtensorMap tmap_out,
@@ -252,8 +252,11 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
       // griddepcontrol.wait, their stage's transaction bytes announced in full; the
       // activation tiles (and block-mode activation scales), which the previous kernel may
       // write, after it. Without the attribute the wait returns at once.
-      // A stage's bytes: the A box may hold fewer than BM rows (Sm90Fp8Params::a_box_rows).
-      const uint32_t tx = kTxBytes - static_cast<uint32_t>(BM - p.a_box_rows) * BK;
+      // A stage's bytes: kTxBytes, less the A rows a short box leaves out in the kShortA
+      // instantiation (a single row tile, Sm90Fp8Params::a_short_bytes). A separate
+      // instantiation so that the full-tile kernels keep a constant: the run-time count in every
+      // kernel made gate_up at m = 256 2-5% slower on m128n112 / m256n128 (H200, session 51).
+      const uint32_t tx = kShortA ? kTxBytes - p.a_short_bytes : kTxBytes;
       uint32_t pre = 0;
       if constexpr (!kStreamK) {
         for (int u = blockIdx.x; u < p.units && pre < static_cast<uint32_t>(kStages); u += gridDim.x) {

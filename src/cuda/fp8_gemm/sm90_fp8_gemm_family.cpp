@@ -141,7 +141,9 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
     // 15-23% at m = 65, docs/kernels/mixed_gemm.md sm90 v20). The shared-memory rows past the
     // box keep stale bytes: an output row depends only on its own A row, rows >= m are never
     // stored, and per-row scales are read at min(row, m - 1).
-    const int a_box_rows = d_.m < bm_ && a_box_shrink() ? static_cast<int>((d_.m + 7) / 8 * 8) : bm_;
+    // Not with stream-K (a plan for many tiles; the kernels are not instantiated).
+    const bool short_a = d_.m < bm_ && plan_.sk_tiles == 0 && a_box_shrink();
+    const int a_box_rows = short_a ? static_cast<int>((d_.m + 7) / 8 * 8) : bm_;
     if (Status s = encode_2d(&map_a, CU_TENSOR_MAP_DATA_TYPE_UINT8, args.a, d_.m, d_.k, d_.k, a_box_rows, 128,
                              CU_TENSOR_MAP_SWIZZLE_128B, "A", who_);
         !s.ok())
@@ -171,7 +173,7 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
     }
 
     Sm90Fp8Params p{};
-    p.a_box_rows = a_box_rows;
+    p.a_short_bytes = static_cast<uint32_t>(bm_ - a_box_rows) * kSm90Fp8BlockK;
     p.m = static_cast<int>(d_.m);
     p.n = static_cast<int>(d_.n);
     p.k = static_cast<int>(d_.k);

@@ -83,8 +83,12 @@ struct Sm90Fp8Params {
   const void* bias;  // (n) in the out dtype, or null
   void* out;         // (m, n) f16 / bf16
   int out_bf16;
+  // (block_m - A rows per TMA box) x 128: 0, or, for a single row tile (m < block_m), the box
+  // rows past m rounded up to 8 that the short box leaves out. It sits in the padding after
+  // out_bf16: at the end, 8 bytes more of parameters, it made ptxas spill 24-144 bytes in the
+  // consumers of m128n192 and m256n128(e) (Suite-1 fp8_tensor 6% slower at M = 1024, H200).
+  uint32_t a_short_bytes;
   float* partial;  // splits > 1: (splits, m, n) fp32 partial sums, summed by the reduce kernel
-  int a_box_rows;  // A rows per TMA box: block_m, or m rounded up to 8 for a single row tile
 };
 
 // The output staging boxes (sm90_fp8_gemm.cuh, epilogue): 64 rows x this many 16-bit columns,

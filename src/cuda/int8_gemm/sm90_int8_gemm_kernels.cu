@@ -13,22 +13,30 @@ namespace {
 using KernelFn = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, const CUtensorMap,
                           const Sm90Fp8Params);
 
-template <int C>
+// kShortA: a single row tile's A in short boxes (Sm90Fp8Params::a_short_bytes), a separate
+// instantiation as in sm90_fp8_gemm_kernels.cu.
+template <int C, bool kShortA>
 KernelFn kernel_of() {
   constexpr Sm90Fp8Config c = kSm90Fp8Configs[C];
-  return &sm90fp8::sm90_fp8_gemm_kernel<c.consumers, c.block_n, c.stages, false, false, true>;
+  return &sm90fp8::sm90_fp8_gemm_kernel<c.consumers, c.block_n, c.stages, false, false, true, c.waves,
+                                         c.epilogue_copies, c.k_pair, kShortA>;
 }
 
-KernelFn kernel_for(int config) {
+template <int C>
+KernelFn kernel_of(bool short_a) {
+  return short_a ? kernel_of<C, true>() : kernel_of<C, false>();
+}
+
+KernelFn kernel_for(int config, bool short_a) {
   static_assert(kSm90Fp8ConfigCount == 11 && kSm90Fp8Configs[3].int8 && !kSm90Fp8Configs[4].int8 &&
                     !kSm90Fp8Configs[5].int8 && !kSm90Fp8Configs[6].int8 && !kSm90Fp8Configs[7].int8 &&
                     !kSm90Fp8Configs[8].int8 && !kSm90Fp8Configs[9].int8 && !kSm90Fp8Configs[10].int8,
                 "one line per int8 configuration below");
   switch (config) {
-    case 0: return kernel_of<0>();
-    case 1: return kernel_of<1>();
-    case 2: return kernel_of<2>();
-    case 3: return kernel_of<3>();
+    case 0: return kernel_of<0>(short_a);
+    case 1: return kernel_of<1>(short_a);
+    case 2: return kernel_of<2>(short_a);
+    case 3: return kernel_of<3>(short_a);
     default: return nullptr;
   }
 }
@@ -36,16 +44,18 @@ KernelFn kernel_for(int config) {
 }  // namespace
 
 Status sm90_int8_gemm_prepare(int config) {
-  KernelFn k = kernel_for(config);
-  if (k == nullptr) return Status::Fail("lowbit: sm90_int8_gemm: no configuration " + std::to_string(config));
-  LOWBIT_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       sm90_fp8_smem_bytes(kSm90Fp8Configs[config])));
+  for (bool short_a : {false, true}) {
+    KernelFn k = kernel_for(config, short_a);
+    if (k == nullptr) return Status::Fail("lowbit: sm90_int8_gemm: no configuration " + std::to_string(config));
+    LOWBIT_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         sm90_fp8_smem_bytes(kSm90Fp8Configs[config])));
+  }
   return Status::Ok();
 }
 
 Status sm90_int8_gemm_launch(int config, const CUtensorMap& a, const CUtensorMap& w, const CUtensorMap& out,
                              const Sm90Fp8Params& p, int grid, bool pdl, cudaStream_t stream) {
-  KernelFn k = kernel_for(config);
+  KernelFn k = kernel_for(config, p.a_short_bytes != 0);
   if (k == nullptr) return Status::Fail("lowbit: sm90_int8_gemm: no configuration " + std::to_string(config));
   const Sm90Fp8Config& c = kSm90Fp8Configs[config];
   cudaLaunchConfig_t cfg = {};
