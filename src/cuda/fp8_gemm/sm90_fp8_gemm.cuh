@@ -254,8 +254,9 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
       // write, after it. Without the attribute the wait returns at once.
       // A stage's bytes: kTxBytes, less the A rows a short box leaves out in the kShortA
       // instantiation (a single row tile, Sm90Fp8Params::a_short_bytes). A separate
-      // instantiation so that the full-tile kernels keep a constant: the run-time count in every
-      // kernel made gate_up at m = 256 2-5% slower on m128n112 / m256n128 (H200, session 51).
+      // instantiation so that the full-tile kernels keep a constant and their code: with the
+      // run-time count in every kernel, gate_up at m = 256 ran 2-5% slower on m128n112 /
+      // m256n128 in a two-round A/B (H200, docs/kernels/fp8_gemm.md, session 51).
       const uint32_t tx = kShortA ? kTxBytes - p.a_short_bytes : kTxBytes;
       uint32_t pre = 0;
       if constexpr (!kStreamK) {
