@@ -14,6 +14,7 @@
 
 #include "cuda/gemv/smxx_gemv_bitserial_params.hpp"
 #include "cuda/gemv/smxx_gemv_layout.hpp"
+#include "cuda/gemv/smxx_gemv_params.hpp"
 #include "lowbit/numeric.hpp"
 #include "lowbit/pack_gemv.hpp"
 #include "lowbit/quantize.hpp"
@@ -360,6 +361,51 @@ TEST(gemv_layout, bitserial_masks_and_columns) {
               EXPECT_EQ(cp.col / 32, bp.word);  // a 2-bit word covers 32 columns
             }
           }
+  }
+}
+
+// The GEMV kernel's work split (smxx_gemv.cuh) from the host's quotients and remainders
+// (gemv_work_split): every tile belongs to exactly one block (cluster) in both tile orders, each
+// block has as many tiles as the kernel walks (t0, t0 + tstep, ... below the tile count), and
+// every warp of a cluster as many chunks as vw, vw + KST, ... below the chunk count.
+TEST(PackGemv, WorkSplitPartitionsTilesAndChunks) {
+  for (int tiles : {1, 7, 16, 131, 132, 133, 256, 384, 1792, 1793}) {
+    for (int grid : {1, 2, 66, 132, 264}) {
+      for (int ksplit : {1, 2, 4}) {
+        if (grid % ksplit != 0) continue;
+        for (int warps : {1, 4, 8, 16}) {
+          for (int chunks : {1, 3, 16, 56, 57}) {
+            if (warps * ksplit > chunks) continue;  // the launch keeps the k-split <= chunks
+            gemv::GemvParams p;
+            p.tiles = tiles, p.chunks = chunks, p.warps = warps, p.ksplit = ksplit;
+            gemv::gemv_work_split(p, grid);
+            const int G = grid / ksplit, kst = warps * ksplit;
+            std::vector<int> owner_inter(tiles, 0), owner_contig(tiles, 0);
+            int next = 0;
+            for (int b = 0; b < G; ++b) {
+              const int nt = gemv::gemv_share_count(p.tiles_q, p.tiles_r, b);
+              int walked = 0;
+              for (int t = b; t < tiles; t += G) ++owner_inter[t], ++walked;
+              ASSERT_EQ(nt, walked) << tiles << " tiles, block " << b << " of " << G;
+              const int t0 = gemv::gemv_share_first(p.tiles_q, p.tiles_r, b);
+              ASSERT_EQ(t0, next) << tiles << " tiles, block " << b << " of " << G;
+              for (int t = t0; t < t0 + nt; ++t) ++owner_contig[t];
+              next = t0 + nt;
+            }
+            EXPECT_EQ(next, tiles);
+            for (int t = 0; t < tiles; ++t) ASSERT_TRUE(owner_inter[t] == 1 && owner_contig[t] == 1) << "tile " << t;
+            int total = 0;
+            for (int vw = 0; vw < kst; ++vw) {
+              int walked = 0;
+              for (int c = vw; c < chunks; c += kst) ++walked;
+              ASSERT_EQ(gemv::gemv_share_count(p.chunks_q, p.chunks_r, vw), walked) << chunks << " chunks, warp " << vw;
+              total += walked;
+            }
+            EXPECT_EQ(total, chunks);
+          }
+        }
+      }
+    }
   }
 }
 

@@ -214,7 +214,7 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
   const int g = lane >> 2;  // row pair (g, g+8) of A, batch row of B
   const int t = lane & 3;   // column group of A / B
 
-  const int M = p.m, N = p.n, C = p.chunks, T = p.tiles, KS = p.warps;
+  const int M = p.m, N = p.n, C = p.chunks, KS = p.warps;
   const bool zeros = p.has_zeros != 0;
 
   // k-split across a cluster (p.ksplit = KB > 1, sm_90; session 17): the KB blocks of a
@@ -234,12 +234,16 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
   // zero-point rows (v16; docs/kernels/gemv.md), else a contiguous range. This warp's S chunks
   // (vw, vw + KST, ...; KST <= C so S >= 1) and its L = nt * S items, item i = (tile
   // number) * S + j for chunk vw + j * KST.
+  // The counts come as the host's quotients and remainders (p.tiles_q ..., gemv_work_split()):
+  // (T - 1 - blk) / G + 1 and (C - 1 - vw) / KST + 1 computed here were three division
+  // sequences (I2F, MUFU.RCP, F2I and a dependent IMAD chain each, plus a 64-bit division
+  // call on the contiguous path) on the path of a block's setup before griddepcontrol.wait.
   const int G = static_cast<int>(gridDim.x) / KB, blk = static_cast<int>(blockIdx.x) / KB;
   const bool inter = p.tile_interleave != 0;
   const int tstep = inter ? G : 1;
-  const int t0 = inter ? blk : static_cast<int>(static_cast<int64_t>(blk) * T / G);
-  const int nt = inter ? (T - 1 - blk) / G + 1 : static_cast<int>(static_cast<int64_t>(blk + 1) * T / G) - t0;
-  const int S = (C - 1 - vw) / KST + 1;
+  const int nt = gemv_share_count(p.tiles_q, p.tiles_r, blk);
+  const int t0 = inter ? blk : gemv_share_first(p.tiles_q, p.tiles_r, blk);
+  const int S = gemv_share_count(p.chunks_q, p.chunks_r, vw);
   const int L = nt * S;
 
   unsigned char* ring = smem + warp * kDepth * p.slot_bytes;

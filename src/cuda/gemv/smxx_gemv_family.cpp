@@ -184,6 +184,7 @@ class SmxxGemvImpl final : public detail::GemmImpl {
     p.ksplit = launch_.ksplit;
     p.tile_interleave = launch_.tile_interleave ? 1 : 0;
     p.scale_prefetch = launch_.scale_prefetch ? 1 : 0;
+    gemv::gemv_work_split(p, launch_.grid);
 
     int current = 0;
     LOWBIT_CUDA_TRY(cudaGetDevice(&current));

@@ -91,6 +91,28 @@ struct GemvParams {
   int ksplit = 1;            // blocks of a cluster splitting k (sm_90, launched as clusters of ksplit); 1: none
   int tile_interleave = 1;   // block (cluster) b of G owns tiles b, b + G, ... (else a contiguous range)
   int scale_prefetch = 0;    // tiled, grouped: the block's share of the scale (and zero) rows prefetched into L2 after the wait
+  // The work split as quotients and remainders, so that the kernel's setup before
+  // griddepcontrol.wait has no division (gemv_work_split(); docs/kernels/gemv.md v28):
+  int tiles_q = 0;           // tiles / G, G = grid / ksplit blocks (clusters)
+  int tiles_r = 0;           // tiles % G: blocks (clusters) 0 .. tiles_r - 1 take one tile more
+  int chunks_q = 0;          // chunks / (warps x ksplit)
+  int chunks_r = 0;          // chunks % (warps x ksplit): warps 0 .. chunks_r - 1 take one chunk more
 };
+
+// Item i of P items split over D parts as q = P / D, r = P % D: part d takes
+// gemv_share_count(q, r, d) of them, as many as i = d, d + D, ... below P (the tiles of an
+// interleaved block, a warp's chunks), or the contiguous range from gemv_share_first(q, r, d).
+// Used by the kernel (device) and its test (host).
+constexpr int gemv_share_count(int q, int r, int d) { return q + (d < r ? 1 : 0); }
+constexpr int gemv_share_first(int q, int r, int d) { return d * q + (d < r ? d : r); }
+
+// Fills p.tiles_q .. p.chunks_r from p.tiles, p.chunks, p.warps, p.ksplit and the grid.
+inline void gemv_work_split(GemvParams& p, int grid) {
+  const int G = grid / p.ksplit, kst = p.warps * p.ksplit;
+  p.tiles_q = p.tiles / G;
+  p.tiles_r = p.tiles % G;
+  p.chunks_q = p.chunks / kst;
+  p.chunks_r = p.chunks % kst;
+}
 
 }  // namespace lowbit::gemv
