@@ -138,8 +138,10 @@ struct TileEpilogue {
 
   // Split-K inside a cluster (sm_90): CTA `rank` of `ranks` finishes units rank, rank +
   // ranks, ... summing the tiles of ranks 0, 1, .. in order. Both cluster barriers are
-  // needed: the first publishes every tile, the second keeps each CTA (and its shared
-  // memory) alive until the others have read it.
+  // needed: the first publishes every tile (release / acquire), the second keeps each CTA
+  // (and its shared memory) alive until the others have read it (relaxed: no memory ordering
+  // is needed there, and the release would wait for this thread's output stores; see
+  // ptx::cluster_sync_relaxed).
   LOWBIT_DEVICE static void store_cluster(const float* red, int m0, int n0, int valid_m,
                                           const EpilogueArgs& e) {
     ptx::cluster_sync();
@@ -161,7 +163,7 @@ struct TileEpilogue {
       }
       finalize_store8<T>(v, m0 + row, n0 + col, e);
     }
-    ptx::cluster_sync();
+    ptx::cluster_sync_relaxed();
   }
 };
 

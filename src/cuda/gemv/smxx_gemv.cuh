@@ -922,8 +922,9 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
     item_loop(std::false_type{}, ZerosRuntime{}, std::false_type{});
   }
   ptx::cp_async_wait<0>();
-  // A block's shared memory must outlive the other blocks' reads of its last phase.
-  if constexpr (kCluster) ptx::cluster_sync();
+  // A block's shared memory must outlive the other blocks' reads of its last phase (their
+  // loads are complete when they arrive: relaxed, no release; ptx::cluster_sync_relaxed).
+  if constexpr (kCluster) ptx::cluster_sync_relaxed();
 }
 
 }  // namespace detail

@@ -36,6 +36,23 @@ LOWBIT_DEVICE uint32_t cluster_nctarank() {
 #endif
 }
 
+// barrier.cluster.arrive.relaxed + barrier.cluster.wait: every thread of every CTA of the
+// cluster arrives and waits, without the release's memory ordering. For the barrier that only
+// keeps each CTA (and its shared memory) alive until the others have read it: a reader's
+// ld.shared::cluster loads are complete before it arrives, since it has used their values, so
+// no ordering is needed, and the release form costs a MEMBAR.ALL.GPU per thread (ptxas's
+// sm_90 code for arrive.release, also for fence.acq_rel.cluster; cuobjdump), which waits for
+// every global store the thread has in flight: the epilogue's output stores, just issued.
+// H200, W4 g128 f16 Suite 1 at m = 16 (three split-K layers on clusters of 4): 61.0 -> 59.5 us
+// (docs/kernels/mixed_gemm.md, sm80 notes v11).
+LOWBIT_DEVICE void cluster_sync_relaxed() {
+#if LOWBIT_HAS_SM90
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
+#else
+  LOWBIT_DEVICE_TRAP("cluster_sync_relaxed needs sm_90");
+#endif
+}
+
 // barrier.cluster.arrive.release + barrier.cluster.wait.acquire: every thread of every CTA
 // of the cluster arrives; shared-memory writes before it are visible to the whole cluster
 // after it (release / acquire at cluster scope).
