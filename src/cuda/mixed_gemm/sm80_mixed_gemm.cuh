@@ -115,9 +115,24 @@ struct Sm80MixedGemm {
   using Decoder = typename WarpTile::Decoder;
   using Consts = typename WarpTile::Consts;
 
-  // Copy assignments (unit u = tid + i * THREADS of each region) are fixed for the kernel.
-  static constexpr int kWUnits = BLOCK_N / 16 * CPS * 32;  // 16-byte units of a stage's weights
-  static constexpr int kWIters = (kWUnits + THREADS - 1) / THREADS;
+  // Copy assignments are fixed for the kernel. Weights: warp w copies the stage's 512-byte
+  // chunks j = w + i kWarps (i < kWChunks; strip j / CPS, chunk j % CPS), one 16-byte unit per
+  // lane, so each copy instruction moves one whole chunk (coalesced), and the same
+  // shared-memory layout (unit order) as copying unit tid + i THREADS. With kWarps a multiple
+  // of CPS a warp's copies are chunk w % CPS of every (kWarps / CPS)-th strip: one source
+  // pointer plus i times a strip step; with CPS a multiple of kWarps (t8) chunks of one strip,
+  // kWarps apart (immediate offsets). Only a strip count (kept per warp) and, in a split's
+  // last stage, the column are tested. (The first form kept a 64-bit pointer and a column per
+  // unit and tested both on every copy; under the 128-register cap ptxas rematerialized the
+  // thread's copy offsets from SR_TID.X in the mainloop. A form with each warp's chunks
+  // consecutive in one strip ran the W8 per-channel Suite-1 sum at m = 16 8 us slower
+  // than this one on an H100: sm80 notes v12.)
+  static constexpr int kWarps = THREADS / 32;
+  static constexpr int kStageChunks = BLOCK_N / 16 * CPS;  // 512-byte chunks of a stage's weights
+  static_assert(kStageChunks % kWarps == 0, "every warp copies the same number of weight chunks");
+  static constexpr int kWChunks = kStageChunks / kWarps;
+  static_assert(kWarps % CPS == 0 || CPS % kWarps == 0, "a warp's copies are whole strips apart or in one strip");
+  static constexpr int kWStripStep = kWarps >= CPS ? kWarps / CPS : 0;  // strips between a warp's copies
   static constexpr int kXUnits = BLOCK_K / 8;              // 16-byte units of an activation row
   static_assert(THREADS % kXUnits == 0, "activation rows split evenly over the threads");
   static constexpr int kXRowStep = THREADS / kXUnits;      // rows between a thread's copies
@@ -126,10 +141,11 @@ struct Sm80MixedGemm {
   static constexpr int kZUnits = BLOCK_N / 16;             // 16-byte units of a slot's zeros
   static constexpr int kSThreads = SLOTS * kSUnits;  // threads copying scales (and zeros)
   static_assert(kSThreads <= THREADS && SLOTS * kZUnits <= kSThreads, "one scale copy per thread at most");
-  // The swizzle of a chunk's first column is known at compile time for every chunk of a
-  // warp (x_tile_offset / WarpTile::swz): 64-column chunks are swizzle-aligned; 32-column
-  // chunks alternate, so a warp must own an even number of them.
-  static_assert(CHUNK_K == 64 || CPW % 2 == 0, "8-bit warps own chunk pairs");
+  // The swizzle of a chunk's columns is known at compile time for every chunk of a warp
+  // (WarpTile::x_at): the warp's first column (wk WARP_K) and every stage region are 128-byte
+  // aligned.
+  static_assert(WARP_K % 64 == 0, "a k-warp's first column is 128-byte aligned in the activation tile");
+  static_assert(kFixedStageBytes % 128 == 0, "activation tiles stay 128-byte aligned");
 
   LOWBIT_DEVICE static void run(MixedGemmParams p, unsigned char* smem) {
     const int tid = threadIdx.x;
@@ -181,18 +197,16 @@ struct Sm80MixedGemm {
     const uint32_t smem_addr = ptx::cvta_shared(smem);
 
     // ---- loader state, advanced by one stage per load_stage() call (calls come in order)
-    const uint4* w_src[kWIters];
-    int w_chunk_k[kWIters];  // column of the unit's chunk inside a stage; -1: strip past n
-#pragma unroll
-    for (int i = 0; i < kWIters; ++i) {
-      const int u = tid + i * THREADS;
-      const int strip = u / (CPS * 32), chunk = (u / 32) % CPS;
-      const int gstrip = n0 / 16 + strip;
-      const bool ok = (kWUnits % THREADS == 0 || u < kWUnits) && gstrip < p.n / 16;
-      w_chunk_k[i] = ok ? chunk * CHUNK_K : -1;
-      w_src[i] = static_cast<const uint4*>(p.w) +
-                 (static_cast<int64_t>(ok ? gstrip : 0) * (k / CHUNK_K) + k_begin / CHUNK_K + chunk) * 32 + lane;
-    }
+    // Weights: copy i of the warp is strip w_strip0 + i kWStripStep, chunk w_chunk (one strip:
+    // chunk w_chunk + i kWarps); w_nin of them have their strip inside n.
+    const int w_strip0 = n0 / 16 + (kWarps >= CPS ? warp / CPS : 0);
+    const int w_chunk = kWarps >= CPS ? warp % CPS : warp;
+    const uint4* w_src = static_cast<const uint4*>(p.w) +
+                         (static_cast<int64_t>(w_strip0 < p.n / 16 ? w_strip0 : 0) * (k / CHUNK_K) + k_begin / CHUNK_K + w_chunk) * 32 + lane;
+    const uint32_t w_step = static_cast<uint32_t>(kWStripStep * (k / CHUNK_K) * 32);  // uint4 units
+    int w_nin = 0;
+    if (w_strip0 < p.n / 16) w_nin = kWStripStep == 0 ? kWChunks : min(kWChunks, (p.n / 16 - w_strip0 + kWStripStep - 1) / max(kWStripStep, 1));
+    const uint32_t w_dst = static_cast<uint32_t>(warp * 32 + lane) * 16;
     // Activations: thread copies unit x_unit of rows x_row0 + i * kXRowStep (i < x_iters).
     const int x_row0 = tid / kXUnits, x_unit = tid % kXUnits;
     const int x_iters = x_row0 < valid_m ? (valid_m - x_row0 + kXRowStep - 1) / kXRowStep : 0;
@@ -207,6 +221,12 @@ struct Sm80MixedGemm {
     const uint8_t* z_src = p.zeros + static_cast<int64_t>(z_group0) * p.n + n0 + (tid % kZUnits) * 16;
     const uint32_t s_dst = kWBytes + s_group0 * BLOCK_N * 2 + (tid % kSUnits) * 16;
     const uint32_t z_dst = kWBytes + kSBytes + z_group0 * BLOCK_N + (tid % kZUnits) * 16;
+    // Only the warps holding a copying thread enter the scale / zero-point code (uniform):
+    // the stage's `slots` rows need slots x kSUnits threads (g128 at BLOCK_K = 256: one warp),
+    // not kSThreads (SLOTS rows, groups of 32); the others skipped it only after ~40
+    // instructions of predicates per stage (sm80 notes v12).
+    const int sz_threads = slots * (gs != 0 ? kSUnits : p.zeros != nullptr ? kZUnits : 0);
+    const bool sz_warp = warp * 32 < sz_threads;
     // The next stage to load: its first column, for the model's constants (weights, scales,
     // zero points: load_const) and for the activations (load_act) apart, because with PDL the
     // first stages' constants are requested before griddepcontrol.wait and their activations
@@ -234,13 +254,17 @@ struct Sm80MixedGemm {
     };
     auto load_const = [&](int slot) {
       const uint32_t st = smem_addr + slot * stage_stride;
+      // Only a split's last stage can end inside a chunk (k_end): full stages test nothing.
+      const bool full = k_load + BLOCK_K <= k_end;
 #pragma unroll
-      for (int i = 0; i < kWIters; ++i) {
-        if (w_chunk_k[i] >= 0 && k_load + w_chunk_k[i] < k_end)
-          ptx::cp_async_16(st + (tid + i * THREADS) * 16, w_src[i]);
-        w_src[i] += CPS * 32;
+      for (int i = 0; i < kWChunks; ++i) {
+        const int col = (kWStripStep > 0 ? w_chunk : w_chunk + i * kWarps) * CHUNK_K;  // in the stage
+        if (i < w_nin && (full || k_load + col < k_end))
+          ptx::cp_async_16(st + w_dst + i * kWarps * 512,
+                           kWStripStep > 0 ? w_src + static_cast<uint64_t>(i) * w_step : w_src + i * kWarps * 32);
       }
-      if (tid < kSThreads) {  // whole warps skip this
+      w_src += CPS * 32;
+      if (sz_warp) {  // whole warps skip this
         const uint32_t first_group = gs == 0 ? 0u : static_cast<uint32_t>(k_load) >> gs_shift;
         const uint64_t goff = static_cast<uint64_t>(first_group) * static_cast<uint32_t>(p.n);
         if (s_copy && static_cast<int>(first_group) + s_group0 < groups) ptx::cp_async_16(st + s_dst, s_src + goff);
@@ -263,7 +287,8 @@ struct Sm80MixedGemm {
       const unsigned char* st = smem + slot * stage_stride;
       const unsigned char* s_st = st + kWBytes;
       const unsigned char* z_st = s_st + kSBytes;
-      const uint32_t x_st = smem_addr + slot * stage_stride + kFixedStageBytes;
+      // The lane's ldmatrix base at the warp's first column (WarpTile::x_base).
+      const uint32_t xb = tile.x_base(smem_addr + slot * stage_stride + kFixedStageBytes, wk * WARP_K);
 
       // Zero points (and, scaling before the mma, scales) of the group holding stage
       // column kl, for every strip of the warp; sf: the scales as fp32 (scaling after).
@@ -301,14 +326,15 @@ struct Sm80MixedGemm {
         for (int i = 0; i < STRIPS; ++i)
           wq[i] = *reinterpret_cast<const uint4*>(st + (((strip0 + i) * CPS + chunk) * 32 + lane) * 16);
       };
-      // B fragments of k16 step kStep of the chunk at stage column kl (one token block: two
-      // steps per ldmatrix, at the even step).
-      auto load_b_step = [&](auto step_c, uint32_t (&b)[STEPS][MBLK][2], int kl) {
+      // B fragments of k16 step kStep of the warp's chunk c (one token block: two steps per
+      // ldmatrix, at the even step). c and kStep are unrolled constants, so the column
+      // folds into the ldmatrix address (WarpTile::x_at).
+      auto load_b_step = [&](auto step_c, uint32_t (&b)[STEPS][MBLK][2], int c) {
         constexpr int kStep = decltype(step_c)::value;
         if constexpr (MBLK == 1) {
-          if constexpr (kStep % 2 == 0) tile.template load_b2<BLOCK_K>(b[kStep], b[kStep + 1], x_st, kl + kStep * 16);
+          if constexpr (kStep % 2 == 0) tile.template load_b2<BLOCK_K>(b[kStep], b[kStep + 1], xb, c * CHUNK_K + kStep * 16);
         } else {
-          tile.template load_b<BLOCK_K>(b[kStep], x_st, kl + kStep * 16);
+          tile.template load_b<BLOCK_K>(b[kStep], xb, c * CHUNK_K + kStep * 16);
         }
       };
       // A full stage runs without bounds checks, so the compiler can interleave the
@@ -331,7 +357,7 @@ struct Sm80MixedGemm {
           mixed_gemm_detail::static_for<STEPS>([&](auto step_c) {
             constexpr int kStep = decltype(step_c)::value;
             constexpr int kHalf = kHalves == 2 ? kStep / 2 : 0;
-            load_b_step(step_c, b, kl);
+            load_b_step(step_c, b, c);
             tile.template step<kStep, kHalf, kStep == 2 * kHalf, decltype(sym_c)::value>(wq, cst[kHalf], b[kStep]);
           });
           if constexpr (kScaleAfter) tile.template flush<kHalves>(sf);
@@ -369,7 +395,7 @@ struct Sm80MixedGemm {
             uint32_t b[STEPS][MBLK][2];
             mixed_gemm_detail::static_for<STEPS>([&](auto step_c) {
               constexpr int kStep = decltype(step_c)::value;
-              load_b_step(step_c, b, kl);
+              load_b_step(step_c, b, c);
               tile.template step<kStep, 0, kFirst && kStep == 0, decltype(sym_c)::value>(wq, cst, b[kStep]);
             });
           }

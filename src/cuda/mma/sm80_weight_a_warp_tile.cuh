@@ -49,20 +49,25 @@ struct WeightAWarpTile {
   float part[2][STRIPS][MBLK][4];
 
   // Per-lane ldmatrix addressing. Matrix q = lane / 8 of an x4 load reads row lane % 8 of
-  // its 8-row block; the row's 16-byte units are XOR-swizzled by (row & 7) = lane & 7 = key.
-  //   MBLK >= 2: row_off is the lane's row of token block 0 (blocks 2jj, 2jj+1 are 16 jj
-  //              rows further: immediate offsets); rows past the valid tokens are read as
-  //              they are (the tile holds BLOCK_M rows; garbage there only reaches output
-  //              columns that are never stored: an mma column depends on its B column only).
+  // its 8-row block; the row's 16-byte units are XOR-swizzled by (row & 7) = lane & 7.
+  //   MBLK >= 2: the lane's row is that of token block 0 (blocks 2jj, 2jj+1 are 16 jj rows
+  //              further: immediate offsets); rows past the valid tokens are read as they
+  //              are (the tile holds BLOCK_M rows; garbage there only reaches output columns
+  //              that are never stored: an mma column depends on its B column only).
   //   MBLK == 1: the tile holds only the valid rows (at most 8), unswizzled, so the row is
   //              clamped to the last one (with one token every lane reads the same row: a
   //              broadcast; with 2..8 the 8-way bank conflict costs 2 ldmatrix per chunk).
-  int row_off;   // byte offset of the lane's row in the tile
-  int key16;     // (lane & 7) * 16
-  int hl16;      // MBLK >= 2: (lane / 8 % 2) * 16 (k half); MBLK == 1: (lane / 8) * 16
+  // lane_x = row offset + (k half ^ swizzle key), both in bits 4..6: with the tile and the
+  // warp's first column 128-byte aligned (x_base), the swizzled address of byte column c2 (a
+  // multiple of 32) is (base ^ (c2 & 127)) + (c2 & ~127), one LOP3 per k16 step whose
+  // constant folds into the ldmatrix's immediate offset. (Computing swz() from the row's key
+  // and the column per step took ~5 instructions per ldmatrix, and ptxas rematerialized the
+  // key from SR_TID.X inside the mainloop; docs/kernels/mixed_gemm.md sm80 notes v12.)
+  uint32_t lane_x;
 
   template <int BLOCK_K>
   LOWBIT_DEVICE void init(int row0, int valid_rows) {
+    static_assert((BLOCK_K * 2) % 128 == 0, "tile rows stay 128-byte aligned");
 #pragma unroll
     for (int i = 0; i < STRIPS; ++i)
 #pragma unroll
@@ -72,20 +77,26 @@ struct WeightAWarpTile {
     const int lane = threadIdx.x % 32;
     int row = row0 + (MBLK >= 2 ? (lane / 16) * 8 : 0) + lane % 8;
     if constexpr (MBLK == 1) row = row < valid_rows ? row : valid_rows - 1;
-    row_off = row * (BLOCK_K * 2);
-    key16 = MBLK >= 2 ? (row & 7) * 16 : 0;
-    hl16 = MBLK >= 2 ? ((lane / 8) % 2) * 16 : (lane / 8) * 16;
+    const int key16 = MBLK >= 2 ? (row & 7) * 16 : 0;
+    const int hl16 = MBLK >= 2 ? ((lane / 8) % 2) * 16 : (lane / 8) * 16;
+    lane_x = static_cast<uint32_t>(row * (BLOCK_K * 2) + (hl16 ^ key16));
   }
 
-  // Swizzled byte offset inside a row of the 16-byte unit at byte column `col16` (a
-  // multiple of 16). Only bits 4..6 are swizzled, so the part of col16 above 127 passes.
-  LOWBIT_DEVICE int swz(int col16) const { return (col16 & ~127) + ((col16 & 127) ^ key16); }
+  // The lane's ldmatrix base for an activation tile at shared address x_smem (128-byte
+  // aligned) and the warp's first column k0 (a multiple of 64).
+  LOWBIT_DEVICE uint32_t x_base(uint32_t x_smem, int k0) const { return x_smem + lane_x + static_cast<uint32_t>(k0 * 2); }
 
-  // B fragments of k16 step columns [k, k + 16) (k a multiple of 16), MBLK >= 2.
+  // The address of byte column c2 (a multiple of 32, relative to x_base's k0) for this lane.
+  LOWBIT_DEVICE static uint32_t x_at(uint32_t xb, int c2) {
+    if constexpr (MBLK >= 2) return (xb ^ static_cast<uint32_t>(c2 & 127)) + static_cast<uint32_t>(c2 & ~127);
+    else return xb + static_cast<uint32_t>(c2);  // unswizzled
+  }
+
+  // B fragments of k16 step columns [k0 + kc, k0 + kc + 16) (kc a multiple of 16), MBLK >= 2.
   template <int BLOCK_K>
-  LOWBIT_DEVICE void load_b(uint32_t (&b)[MBLK][2], uint32_t x_smem, int k) const {
+  LOWBIT_DEVICE void load_b(uint32_t (&b)[MBLK][2], uint32_t xb, int kc) const {
     static_assert(MBLK >= 2, "");
-    const uint32_t base = x_smem + row_off + swz(k * 2 + hl16);
+    const uint32_t base = x_at(xb, kc * 2);
 #pragma unroll
     for (int jj = 0; jj < MBLK / 2; ++jj) {
       uint32_t r[4];
@@ -97,12 +108,13 @@ struct WeightAWarpTile {
     }
   }
 
-  // B fragments of two consecutive k16 steps [k, k + 32) for the single token block.
+  // B fragments of two consecutive k16 steps [k0 + kc, k0 + kc + 32) for the single token
+  // block.
   template <int BLOCK_K>
-  LOWBIT_DEVICE void load_b2(uint32_t (&b0)[MBLK][2], uint32_t (&b1)[MBLK][2], uint32_t x_smem, int k) const {
+  LOWBIT_DEVICE void load_b2(uint32_t (&b0)[MBLK][2], uint32_t (&b1)[MBLK][2], uint32_t xb, int kc) const {
     static_assert(MBLK == 1, "");
     uint32_t r[4];  // matrices: columns k, k+8, k+16, k+24
-    ptx::ldmatrix_x4(r, x_smem + row_off + swz(k * 2 + hl16));
+    ptx::ldmatrix_x4(r, x_at(xb, kc * 2));
     b0[0][0] = r[0];
     b0[0][1] = r[1];
     b1[0][0] = r[2];
