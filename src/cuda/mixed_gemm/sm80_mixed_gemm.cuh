@@ -118,21 +118,24 @@ struct Sm80MixedGemm {
   // Copy assignments are fixed for the kernel. Weights: warp w copies the stage's 512-byte
   // chunks j = w + i kWarps (i < kWChunks; strip j / CPS, chunk j % CPS), one 16-byte unit per
   // lane, so each copy instruction moves one whole chunk (coalesced), and the same
-  // shared-memory layout (unit order) as copying unit tid + i THREADS. With kWarps a multiple
-  // of CPS a warp's copies are chunk w % CPS of every (kWarps / CPS)-th strip: one source
-  // pointer plus i times a strip step; with CPS a multiple of kWarps (t8) chunks of one strip,
-  // kWarps apart (immediate offsets). Only a strip count (kept per warp) and, in a split's
-  // last stage, the column are tested. (The first form kept a 64-bit pointer and a column per
+  // shared-memory layout (unit order) as copying unit tid + i THREADS. Copy i is strip
+  // w_strip0 + kWStripOf(i), chunk w_chunk + kWChunkOf(i), both offsets compile-time: with
+  // kWarps a multiple of CPS chunk w % CPS of every (kWarps / CPS)-th strip; with CPS a
+  // multiple of kWarps, R = CPS / kWarps copies per strip, kWarps chunks apart (8-bit t16 /
+  // t32: 2 per strip, 4 strips). One source pointer plus a strip step; only the strip (against
+  // n) and, in a split's last stage, the column are tested. (The first form kept a 64-bit pointer and a column per
   // unit and tested both on every copy; under the 128-register cap ptxas rematerialized the
   // thread's copy offsets from SR_TID.X in the mainloop. A form with each warp's chunks
-  // consecutive in one strip ran the W8 per-channel Suite-1 sum at m = 16 8 us slower
-  // than this one on an H100: sm80 notes v12.)
+  // consecutive in one strip ran W4 at m = 24 / 32 0.3-1.1 us slower than this one on an
+  // H100: sm80 notes v12.)
   static constexpr int kWarps = THREADS / 32;
   static constexpr int kStageChunks = BLOCK_N / 16 * CPS;  // 512-byte chunks of a stage's weights
   static_assert(kStageChunks % kWarps == 0, "every warp copies the same number of weight chunks");
   static constexpr int kWChunks = kStageChunks / kWarps;
   static_assert(kWarps % CPS == 0 || CPS % kWarps == 0, "a warp's copies are whole strips apart or in one strip");
-  static constexpr int kWStripStep = kWarps >= CPS ? kWarps / CPS : 0;  // strips between a warp's copies
+  static constexpr int kWPerStripCopies = kWarps >= CPS ? 1 : CPS / kWarps;  // R
+  LOWBIT_HD static constexpr int kWStripOf(int i) { return kWarps >= CPS ? i * (kWarps / CPS) : i / kWPerStripCopies; }
+  LOWBIT_HD static constexpr int kWChunkOf(int i) { return kWarps >= CPS ? 0 : (i % kWPerStripCopies) * kWarps; }
   static constexpr int kXUnits = BLOCK_K / 8;              // 16-byte units of an activation row
   static_assert(THREADS % kXUnits == 0, "activation rows split evenly over the threads");
   static constexpr int kXRowStep = THREADS / kXUnits;      // rows between a thread's copies
@@ -197,15 +200,14 @@ struct Sm80MixedGemm {
     const uint32_t smem_addr = ptx::cvta_shared(smem);
 
     // ---- loader state, advanced by one stage per load_stage() call (calls come in order)
-    // Weights: copy i of the warp is strip w_strip0 + i kWStripStep, chunk w_chunk (one strip:
-    // chunk w_chunk + i kWarps); w_nin of them have their strip inside n.
+    // Weights: copy i of the warp is strip w_strip0 + kWStripOf(i), chunk w_chunk +
+    // kWChunkOf(i); w_left: strips of the tile from w_strip0 inside n.
     const int w_strip0 = n0 / 16 + (kWarps >= CPS ? warp / CPS : 0);
     const int w_chunk = kWarps >= CPS ? warp % CPS : warp;
+    const int w_left = p.n / 16 - w_strip0;
     const uint4* w_src = static_cast<const uint4*>(p.w) +
-                         (static_cast<int64_t>(w_strip0 < p.n / 16 ? w_strip0 : 0) * (k / CHUNK_K) + k_begin / CHUNK_K + w_chunk) * 32 + lane;
-    const uint32_t w_step = static_cast<uint32_t>(kWStripStep * (k / CHUNK_K) * 32);  // uint4 units
-    int w_nin = 0;
-    if (w_strip0 < p.n / 16) w_nin = kWStripStep == 0 ? kWChunks : min(kWChunks, (p.n / 16 - w_strip0 + kWStripStep - 1) / max(kWStripStep, 1));
+                         (static_cast<int64_t>(w_left > 0 ? w_strip0 : 0) * (k / CHUNK_K) + k_begin / CHUNK_K + w_chunk) * 32 + lane;
+    const uint32_t w_strip_units = static_cast<uint32_t>((k / CHUNK_K) * 32);  // one strip, uint4 units
     const uint32_t w_dst = static_cast<uint32_t>(warp * 32 + lane) * 16;
     // Activations: thread copies unit x_unit of rows x_row0 + i * kXRowStep (i < x_iters).
     const int x_row0 = tid / kXUnits, x_unit = tid % kXUnits;
@@ -258,10 +260,10 @@ struct Sm80MixedGemm {
       const bool full = k_load + BLOCK_K <= k_end;
 #pragma unroll
       for (int i = 0; i < kWChunks; ++i) {
-        const int col = (kWStripStep > 0 ? w_chunk : w_chunk + i * kWarps) * CHUNK_K;  // in the stage
-        if (i < w_nin && (full || k_load + col < k_end))
+        const int col = (w_chunk + kWChunkOf(i)) * CHUNK_K;  // in the stage
+        if (kWStripOf(i) < w_left && (full || k_load + col < k_end))
           ptx::cp_async_16(st + w_dst + i * kWarps * 512,
-                           kWStripStep > 0 ? w_src + static_cast<uint64_t>(i) * w_step : w_src + i * kWarps * 32);
+                           w_src + static_cast<uint64_t>(kWStripOf(i)) * w_strip_units + kWChunkOf(i) * 32);
       }
       w_src += CPS * 32;
       if (sz_warp) {  // whole warps skip this
