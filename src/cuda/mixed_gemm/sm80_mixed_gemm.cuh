@@ -119,23 +119,23 @@ struct Sm80MixedGemm {
   // chunks j = w + i kWarps (i < kWChunks; strip j / CPS, chunk j % CPS), one 16-byte unit per
   // lane, so each copy instruction moves one whole chunk (coalesced), and the same
   // shared-memory layout (unit order) as copying unit tid + i THREADS. Copy i is strip
-  // w_strip0 + kWStripOf(i), chunk w_chunk + kWChunkOf(i), both offsets compile-time: with
-  // kWarps a multiple of CPS chunk w % CPS of every (kWarps / CPS)-th strip; with CPS a
-  // multiple of kWarps, R = CPS / kWarps copies per strip, kWarps chunks apart (8-bit t16 /
-  // t32: 2 per strip, 4 strips). One source pointer plus a strip step; only the strip (against
-  // n) and, in a split's last stage, the column are tested. (The first form kept a 64-bit pointer and a column per
-  // unit and tested both on every copy; under the 128-register cap ptxas rematerialized the
-  // thread's copy offsets from SR_TID.X in the mainloop. A form with each warp's chunks
-  // consecutive in one strip ran W4 at m = 24 / 32 0.3-1.1 us slower than this one on an
-  // H100: sm80 notes v12.)
+  // w_strip0 + copy_strip(i), chunk w_chunk + copy_chunk(i), both offsets compile-time: with
+  // kWarps a multiple of CPS, chunk w % CPS of every (kWarps / CPS)-th strip; with CPS a
+  // multiple of kWarps, CPS / kWarps copies per strip, kWarps chunks apart (8-bit t16 / t32: 2
+  // per strip, 4 strips). One source pointer plus a strip step; only the strip (against n)
+  // and, in a split's last stage, the column are tested. (The first form kept a 64-bit
+  // pointer and a column per unit and tested both on every copy; under the 128-register cap
+  // ptxas rematerialized the thread's copy offsets from SR_TID.X in the mainloop. A form with
+  // each warp's chunks consecutive in one strip ran W4 at m = 24 / 32 0.3-1.1 us slower than
+  // this one on an H100: sm80 notes v12.)
   static constexpr int kWarps = THREADS / 32;
   static constexpr int kStageChunks = BLOCK_N / 16 * CPS;  // 512-byte chunks of a stage's weights
   static_assert(kStageChunks % kWarps == 0, "every warp copies the same number of weight chunks");
   static constexpr int kWChunks = kStageChunks / kWarps;
   static_assert(kWarps % CPS == 0 || CPS % kWarps == 0, "a warp's copies are whole strips apart or in one strip");
-  static constexpr int kWPerStripCopies = kWarps >= CPS ? 1 : CPS / kWarps;  // R
-  LOWBIT_HD static constexpr int kWStripOf(int i) { return kWarps >= CPS ? i * (kWarps / CPS) : i / kWPerStripCopies; }
-  LOWBIT_HD static constexpr int kWChunkOf(int i) { return kWarps >= CPS ? 0 : (i % kWPerStripCopies) * kWarps; }
+  static constexpr int kWPerStrip = kWarps >= CPS ? 1 : CPS / kWarps;  // a warp's copies per strip
+  LOWBIT_HD static constexpr int copy_strip(int i) { return kWarps >= CPS ? i * (kWarps / CPS) : i / kWPerStrip; }
+  LOWBIT_HD static constexpr int copy_chunk(int i) { return kWarps >= CPS ? 0 : (i % kWPerStrip) * kWarps; }
   static constexpr int kXUnits = BLOCK_K / 8;              // 16-byte units of an activation row
   static_assert(THREADS % kXUnits == 0, "activation rows split evenly over the threads");
   static constexpr int kXRowStep = THREADS / kXUnits;      // rows between a thread's copies
@@ -200,8 +200,8 @@ struct Sm80MixedGemm {
     const uint32_t smem_addr = ptx::cvta_shared(smem);
 
     // ---- loader state, advanced by one stage per load_stage() call (calls come in order)
-    // Weights: copy i of the warp is strip w_strip0 + kWStripOf(i), chunk w_chunk +
-    // kWChunkOf(i); w_left: strips of the tile from w_strip0 inside n.
+    // Weights: copy i of the warp is strip w_strip0 + copy_strip(i), chunk w_chunk +
+    // copy_chunk(i); w_left: strips of the tile from w_strip0 inside n.
     const int w_strip0 = n0 / 16 + (kWarps >= CPS ? warp / CPS : 0);
     const int w_chunk = kWarps >= CPS ? warp % CPS : warp;
     const int w_left = p.n / 16 - w_strip0;
@@ -260,10 +260,10 @@ struct Sm80MixedGemm {
       const bool full = k_load + BLOCK_K <= k_end;
 #pragma unroll
       for (int i = 0; i < kWChunks; ++i) {
-        const int col = (w_chunk + kWChunkOf(i)) * CHUNK_K;  // in the stage
-        if (kWStripOf(i) < w_left && (full || k_load + col < k_end))
+        const int col = (w_chunk + copy_chunk(i)) * CHUNK_K;  // in the stage
+        if (copy_strip(i) < w_left && (full || k_load + col < k_end))
           ptx::cp_async_16(st + w_dst + i * kWarps * 512,
-                           w_src + static_cast<uint64_t>(kWStripOf(i)) * w_strip_units + kWChunkOf(i) * 32);
+                           w_src + static_cast<uint64_t>(copy_strip(i)) * w_strip_units + copy_chunk(i) * 32);
       }
       w_src += CPS * 32;
       if (sz_warp) {  // whole warps skip this
