@@ -115,27 +115,38 @@ struct Sm80MixedGemm {
   using Decoder = typename WarpTile::Decoder;
   using Consts = typename WarpTile::Consts;
 
-  // Copy assignments are fixed for the kernel. Weights: warp w copies the stage's 512-byte
-  // chunks j = w + i kWarps (i < kWChunks; strip j / CPS, chunk j % CPS), one 16-byte unit per
-  // lane, so each copy instruction moves one whole chunk (coalesced), and the same
-  // shared-memory layout (unit order) as copying unit tid + i THREADS. Copy i is strip
-  // w_strip0 + copy_strip(i), chunk w_chunk + copy_chunk(i), both offsets compile-time: with
-  // kWarps a multiple of CPS, chunk w % CPS of every (kWarps / CPS)-th strip; with CPS a
-  // multiple of kWarps, CPS / kWarps copies per strip, kWarps chunks apart (8-bit t16 / t32: 2
-  // per strip, 4 strips). One source pointer plus a strip step; only the strip (against n)
-  // and, in a split's last stage, the column are tested. (The first form kept a 64-bit
-  // pointer and a column per unit and tested both on every copy; under the 128-register cap
-  // ptxas rematerialized the thread's copy offsets from SR_TID.X in the mainloop. A form with
-  // each warp's chunks consecutive in one strip ran W4 at m = 24 / 32 0.3-1.1 us slower than
-  // this one on an H100: sm80 notes v12.)
+  // Copy assignments are fixed for the kernel. Weights: each copy instruction of a warp moves
+  // one whole 512-byte chunk (one 16-byte unit per lane: coalesced) to the place it has when
+  // unit tid + i THREADS is copied (shared unit order = strip x CPS + chunk). Which chunks warp
+  // w copies, as copy i = strip w_strip0 + copy_strip(i), chunk w_chunk + copy_chunk(i), both
+  // offsets compile-time:
+  //   interleaved (every row but one): chunks j = w + i kWarps (strip j / CPS, chunk j % CPS).
+  //     With kWarps a multiple of CPS, chunk w % CPS of every (kWarps / CPS)-th strip; with CPS
+  //     a multiple of kWarps and one strip per stage, CPS / kWarps copies kWarps chunks apart.
+  //   consecutive (kWConsecutive: 8-bit t16 / t32, where CPS = 8 > kWarps = 4 and a stage has
+  //     several strips): chunks j = w kWChunks + i, i.e. whole strips (w kWChunks / CPS + i /
+  //     CPS, chunk i % CPS). There the interleaved form made each warp touch every strip, two
+  //     chunks each.
+  // One source pointer plus a strip step; only the strip (against n) and, in a split's last
+  // stage, the column are tested. (The first form kept a 64-bit pointer and a column per unit
+  // and tested both on every copy; under the 128-register cap ptxas rematerialized the
+  // thread's copy offsets from SR_TID.X in the mainloop. Consecutive copies for every row ran
+  // W4 at m = 24 / 32 0.3-1.1 us slower than interleaved on an H100 (sm80 notes v12); for the
+  // 8-bit t16 rows they ran W8 at m = 12 / 16 ~0.5 us faster on an H100 (v13).)
   static constexpr int kWarps = THREADS / 32;
   static constexpr int kStageChunks = BLOCK_N / 16 * CPS;  // 512-byte chunks of a stage's weights
   static_assert(kStageChunks % kWarps == 0, "every warp copies the same number of weight chunks");
   static constexpr int kWChunks = kStageChunks / kWarps;
   static_assert(kWarps % CPS == 0 || CPS % kWarps == 0, "a warp's copies are whole strips apart or in one strip");
-  static constexpr int kWPerStrip = kWarps >= CPS ? 1 : CPS / kWarps;  // a warp's copies per strip
-  LOWBIT_HD static constexpr int copy_strip(int i) { return kWarps >= CPS ? i * (kWarps / CPS) : i / kWPerStrip; }
-  LOWBIT_HD static constexpr int copy_chunk(int i) { return kWarps >= CPS ? 0 : (i % kWPerStrip) * kWarps; }
+  static constexpr int kWPerStrip = kWarps >= CPS ? 1 : CPS / kWarps;  // a warp's copies per strip (interleaved)
+  static constexpr bool kWConsecutive = kWarps < CPS && kStageChunks > CPS && kWChunks % CPS == 0;
+  LOWBIT_HD static constexpr int copy_strip(int i) {
+    return kWConsecutive ? i / CPS : kWarps >= CPS ? i * (kWarps / CPS) : i / kWPerStrip;
+  }
+  LOWBIT_HD static constexpr int copy_chunk(int i) {
+    return kWConsecutive ? i % CPS : kWarps >= CPS ? 0 : (i % kWPerStrip) * kWarps;
+  }
+  static constexpr int kWDstStep = kWConsecutive ? 512 : kWarps * 512;  // shared bytes between a warp's copies
   static constexpr int kXUnits = BLOCK_K / 8;              // 16-byte units of an activation row
   static_assert(THREADS % kXUnits == 0, "activation rows split evenly over the threads");
   static constexpr int kXRowStep = THREADS / kXUnits;      // rows between a thread's copies
@@ -202,13 +213,13 @@ struct Sm80MixedGemm {
     // ---- loader state, advanced by one stage per load_stage() call (calls come in order)
     // Weights: copy i of the warp is strip w_strip0 + copy_strip(i), chunk w_chunk +
     // copy_chunk(i); w_left: strips of the tile from w_strip0 inside n.
-    const int w_strip0 = n0 / 16 + (kWarps >= CPS ? warp / CPS : 0);
-    const int w_chunk = kWarps >= CPS ? warp % CPS : warp;
+    const int w_strip0 = n0 / 16 + (kWConsecutive ? warp * kWChunks / CPS : kWarps >= CPS ? warp / CPS : 0);
+    const int w_chunk = kWConsecutive ? 0 : kWarps >= CPS ? warp % CPS : warp;
     const int w_left = p.n / 16 - w_strip0;
     const uint4* w_src = static_cast<const uint4*>(p.w) +
                          (static_cast<int64_t>(w_left > 0 ? w_strip0 : 0) * (k / CHUNK_K) + k_begin / CHUNK_K + w_chunk) * 32 + lane;
     const uint32_t w_strip_units = static_cast<uint32_t>((k / CHUNK_K) * 32);  // one strip, uint4 units
-    const uint32_t w_dst = static_cast<uint32_t>(warp * 32 + lane) * 16;
+    const uint32_t w_dst = static_cast<uint32_t>((kWConsecutive ? warp * kWChunks : warp) * 32 + lane) * 16;
     // Activations: thread copies unit x_unit of rows x_row0 + i * kXRowStep (i < x_iters).
     const int x_row0 = tid / kXUnits, x_unit = tid % kXUnits;
     const int x_iters = x_row0 < valid_m ? (valid_m - x_row0 + kXRowStep - 1) / kXRowStep : 0;
@@ -262,7 +273,7 @@ struct Sm80MixedGemm {
       for (int i = 0; i < kWChunks; ++i) {
         const int col = (w_chunk + copy_chunk(i)) * CHUNK_K;  // in the stage
         if (copy_strip(i) < w_left && (full || k_load + col < k_end))
-          ptx::cp_async_16(st + w_dst + i * kWarps * 512,
+          ptx::cp_async_16(st + w_dst + i * kWDstStep,
                            w_src + static_cast<uint64_t>(copy_strip(i)) * w_strip_units + copy_chunk(i) * 32);
       }
       w_src += CPS * 32;

@@ -83,8 +83,16 @@ struct WeightAWarpTile {
   }
 
   // The lane's ldmatrix base for an activation tile at shared address x_smem (128-byte
-  // aligned) and the warp's first column k0 (a multiple of 64).
-  LOWBIT_DEVICE uint32_t x_base(uint32_t x_smem, int k0) const { return x_smem + lane_x + static_cast<uint32_t>(k0 * 2); }
+  // aligned) and the warp's first column k0 (a multiple of 64). For token tiles of up to 32
+  // the empty asm makes lane_x opaque to the compiler: without it ptxas recomputed it from
+  // SR_TID.X in every stage under the register cap (~10 instructions per stage and path).
+  // H100, m = 12 / 16: W4 g128 0.6 us faster (docs/kernels/mixed_gemm.md sm80 notes v13).
+  // Not for the 64 / 128-token tiles, where the register it holds made three kernels spill
+  // more (bf16 8-bit t64: 8 -> 32 bytes of stack), unmeasured.
+  LOWBIT_DEVICE uint32_t x_base(uint32_t x_smem, int k0) {
+    if constexpr (MBLK <= 4) asm volatile("" : "+r"(lane_x));
+    return x_smem + lane_x + static_cast<uint32_t>(k0 * 2);
+  }
 
   // The address of byte column c2 (a multiple of 32, relative to x_base's k0) for this lane.
   LOWBIT_DEVICE static uint32_t x_at(uint32_t xb, int c2) {
