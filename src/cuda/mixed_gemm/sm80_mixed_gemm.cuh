@@ -131,8 +131,8 @@ struct Sm80MixedGemm {
   // stage, the column are tested. (The first form kept a 64-bit pointer and a column per unit
   // and tested both on every copy; under the 128-register cap ptxas rematerialized the
   // thread's copy offsets from SR_TID.X in the mainloop. Consecutive copies for every row ran
-  // W4 at m = 24 / 32 0.3-1.1 us slower than interleaved on an H100 (sm80 notes v12); for the
-  // 8-bit t16 rows they ran W8 at m = 12 / 16 ~0.5 us faster on an H100 (v13).)
+  // W4 at m = 24 / 32 0.3-1.1 us slower than interleaved on an H100 (sm80 notes v12); on the
+  // 8-bit t16 rows they gain, W8 per-channel down at m = 16 24.45 -> 21.60 us on an H200 (v13).)
   static constexpr int kWarps = THREADS / 32;
   static constexpr int kStageChunks = BLOCK_N / 16 * CPS;  // 512-byte chunks of a stage's weights
   static_assert(kStageChunks % kWarps == 0, "every warp copies the same number of weight chunks");

@@ -86,7 +86,8 @@ struct WeightAWarpTile {
   // aligned) and the warp's first column k0 (a multiple of 64). For token tiles of up to 32
   // the empty asm makes lane_x opaque to the compiler: without it ptxas recomputed it from
   // SR_TID.X in every stage under the register cap (~10 instructions per stage and path).
-  // H100, m = 12 / 16: W4 g128 0.6 us faster (docs/kernels/mixed_gemm.md sm80 notes v13).
+  // W4 g128 at m = 12 / 16 0.6-0.75 us faster on an H100 and an H200 (docs/kernels/mixed_gemm.md
+  // sm80 notes v13).
   // Not for the 64 / 128-token tiles, where the register it holds made three kernels spill
   // more (bf16 8-bit t64: 8 -> 32 bytes of stack), unmeasured.
   LOWBIT_DEVICE uint32_t x_base(uint32_t x_smem, int k0) {
