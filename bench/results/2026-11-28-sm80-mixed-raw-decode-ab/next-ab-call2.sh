@@ -5,7 +5,7 @@
 set -u
 D=bench/results/2026-11-28-sm80-mixed-raw-decode-ab
 nvidia-smi --query-gpu=name,clocks.sm,power.draw --format=csv > $OUT/gpu.txt; cat $OUT/gpu.txt
-K='^(w4g128_f16|w4g128_bf16|w4g128asym_f16|w8_f16)$'
+K='^(w4g128_f16|w4g128_bf16|w4g128asym_f16|w8_f16|w8_bf16)$'
 cd /tmp/abbin
 for r in 1 2; do for v in A S L C; do
   ./lowbit-$v bench --suite suite1 --m 16,24 --kernels "$K" --no-check --json /tmp/$v$r.json > /tmp/$v$r.log 2>&1 || { echo "bench $v$r failed"; tail -5 /tmp/$v$r.log; }
