@@ -345,7 +345,7 @@ struct Sm80MixedGemm {
       auto load_b_step = [&](auto step_c, uint32_t (&b)[STEPS][MBLK][2], int c) {
         constexpr int kStep = decltype(step_c)::value;
         if constexpr (MBLK == 1) {
-          if constexpr (kStep % 2 == 0) tile.template load_b2<BLOCK_K>(b[kStep], b[kStep + 1], xb, c * CHUNK_K + kStep * 16);
+          if constexpr (kStep % 2 == 0) tile.load_b2(b[kStep], b[kStep + 1], xb, c * CHUNK_K + kStep * 16);
         } else {
           tile.template load_b<BLOCK_K>(b[kStep], xb, c * CHUNK_K + kStep * 16);
         }

@@ -119,7 +119,6 @@ struct WeightAWarpTile {
 
   // B fragments of two consecutive k16 steps [k0 + kc, k0 + kc + 32) for the single token
   // block.
-  template <int BLOCK_K>
   LOWBIT_DEVICE void load_b2(uint32_t (&b0)[MBLK][2], uint32_t (&b1)[MBLK][2], uint32_t xb, int kc) const {
     static_assert(MBLK == 1, "");
     uint32_t r[4];  // matrices: columns k, k+8, k+16, k+24
