@@ -123,23 +123,25 @@ struct Sm80MixedGemm {
   //   interleaved (every row but one): chunks j = w + i kWarps (strip j / CPS, chunk j % CPS).
   //     With kWarps a multiple of CPS, chunk w % CPS of every (kWarps / CPS)-th strip; with CPS
   //     a multiple of kWarps and one strip per stage, CPS / kWarps copies kWarps chunks apart.
-  //   consecutive (kWConsecutive: 8-bit t16 / t32, where CPS = 8 > kWarps = 4 and a stage has
-  //     several strips): chunks j = w kWChunks + i, i.e. whole strips (w kWChunks / CPS + i /
-  //     CPS, chunk i % CPS). There the interleaved form made each warp touch every strip, two
-  //     chunks each.
+  //   consecutive (kWConsecutive: the rows of up to 32 tokens whose stage has several strips,
+  //     t16 / t16n128 / t16n256 / t32 at both widths): chunks j = w kWChunks + i, i.e. whole
+  //     strips (w kWChunks / CPS + i / CPS, chunk i % CPS). There the interleaved form made
+  //     each warp touch every strip.
   // One source pointer plus a strip step; only the strip (against n) and, in a split's last
   // stage, the column are tested. (The first form kept a 64-bit pointer and a column per unit
   // and tested both on every copy; under the 128-register cap ptxas rematerialized the
   // thread's copy offsets from SR_TID.X in the mainloop. Consecutive copies for every row ran
   // W4 at m = 24 / 32 0.3-1.1 us slower than interleaved on an H100 (sm80 notes v12); on the
-  // 8-bit t16 rows they gain, W8 per-channel down at m = 16 24.45 -> 21.60 us on an H200 (v13).)
+  // 8-bit t16 rows they gain, W8 per-channel down at m = 16 24.45 -> 21.60 us on an H200 (v13);
+  // on every such row, together with the one-block loader and the symmetric wide loop, W4 g128
+  // f16 at m = 16 56.4 -> 55.0 on an H200 (v14).)
   static constexpr int kWarps = THREADS / 32;
   static constexpr int kStageChunks = BLOCK_N / 16 * CPS;  // 512-byte chunks of a stage's weights
   static_assert(kStageChunks % kWarps == 0, "every warp copies the same number of weight chunks");
   static constexpr int kWChunks = kStageChunks / kWarps;
   static_assert(kWarps % CPS == 0 || CPS % kWarps == 0, "a warp's copies are whole strips apart or in one strip");
   static constexpr int kWPerStrip = kWarps >= CPS ? 1 : CPS / kWarps;  // a warp's copies per strip (interleaved)
-  static constexpr bool kWConsecutive = kWarps < CPS && kStageChunks > CPS && kWChunks % CPS == 0;
+  static constexpr bool kWConsecutive = kScaleAfter && kStageChunks > CPS && kWChunks % CPS == 0;
   LOWBIT_HD static constexpr int copy_strip(int i) {
     return kWConsecutive ? i / CPS : kWarps >= CPS ? i * (kWarps / CPS) : i / kWPerStrip;
   }
@@ -245,28 +247,37 @@ struct Sm80MixedGemm {
     // first stages' constants are requested before griddepcontrol.wait and their activations
     // after it (multistage_mainloop_pdl).
     int k_load = k_begin, k_load_x = k_begin;
+    // Both loaders keep a stage's cp.async in one basic block: the activation copies are
+    // predicated (no `break` out of their loop) and the scale / zero-point copies, behind a
+    // warp-uniform branch, come before the weight copies. ptxas puts three never-executed but
+    // issued `@!PT LDS RZ, [RZ]` at the head of every basic block of LDGSTS, and each branch
+    // costs BSSY / BSYNC / BRA (t16n128 W4 f16, full stage: 348 -> 339 instructions per
+    // warp-stage, SASS; sm80 notes v14).
 
     auto load_act = [&](int slot) {
-      const uint32_t st = smem_addr + slot * stage_stride;
-      if (k_load_x + x_unit * 8 < k_end) {
-        const uint32_t x_st = st + kFixedStageBytes;
-        const T* src = x_src;
+      const uint32_t x_st = smem_addr + slot * stage_stride + kFixedStageBytes;
+      const bool in_k = k_load_x + x_unit * 8 < k_end;
+      const T* src = x_src;
 #pragma unroll
-        for (int i = 0; i < kXIters; ++i) {
-          if (i >= x_iters) break;
-          uint32_t off;
-          if constexpr (MBLK == 1) off = (tid + i * THREADS) * 16;  // unswizzled rows: linear
-          else if constexpr (kXRowStep % 8 == 0) off = x_smem0 + i * kXRowStep * BLOCK_K * 2;
-          else off = x_tile_offset<BLOCK_K>(x_row0 + i * kXRowStep, x_unit);
-          ptx::cp_async_16(x_st + off, src);
-          src += x_row_step;
-        }
+      for (int i = 0; i < kXIters; ++i) {
+        uint32_t off;
+        if constexpr (MBLK == 1) off = (tid + i * THREADS) * 16;  // unswizzled rows: linear
+        else if constexpr (kXRowStep % 8 == 0) off = x_smem0 + i * kXRowStep * BLOCK_K * 2;
+        else off = x_tile_offset<BLOCK_K>(x_row0 + i * kXRowStep, x_unit);
+        if (in_k && i < x_iters) ptx::cp_async_16(x_st + off, src);
+        src += x_row_step;
       }
       x_src += BLOCK_K;
       k_load_x += BLOCK_K;
     };
     auto load_const = [&](int slot) {
       const uint32_t st = smem_addr + slot * stage_stride;
+      if (sz_warp) {  // whole warps skip this
+        const uint32_t first_group = gs == 0 ? 0u : static_cast<uint32_t>(k_load) >> gs_shift;
+        const uint64_t goff = static_cast<uint64_t>(first_group) * static_cast<uint32_t>(p.n);
+        if (s_copy && static_cast<int>(first_group) + s_group0 < groups) ptx::cp_async_16(st + s_dst, s_src + goff);
+        if (z_copy && static_cast<int>(first_group) + z_group0 < groups) ptx::cp_async_16(st + z_dst, z_src + goff);
+      }
       // Only a split's last stage can end inside a chunk (k_end): full stages test nothing.
       const bool full = k_load + BLOCK_K <= k_end;
 #pragma unroll
@@ -277,12 +288,6 @@ struct Sm80MixedGemm {
                            w_src + static_cast<uint64_t>(copy_strip(i)) * w_strip_units + copy_chunk(i) * 32);
       }
       w_src += CPS * 32;
-      if (sz_warp) {  // whole warps skip this
-        const uint32_t first_group = gs == 0 ? 0u : static_cast<uint32_t>(k_load) >> gs_shift;
-        const uint64_t goff = static_cast<uint64_t>(first_group) * static_cast<uint32_t>(p.n);
-        if (s_copy && static_cast<int>(first_group) + s_group0 < groups) ptx::cp_async_16(st + s_dst, s_src + goff);
-        if (z_copy && static_cast<int>(first_group) + z_group0 < groups) ptx::cp_async_16(st + z_dst, z_src + goff);
-      }
       k_load += BLOCK_K;
     };
 
@@ -305,14 +310,15 @@ struct Sm80MixedGemm {
 
       // Zero points (and, scaling before the mma, scales) of the group holding stage
       // column kl, for every strip of the warp; sf: the scales as fp32 (scaling after).
-      auto load_consts = [&](Consts (&c)[STRIPS], float (&sf)[STRIPS][2], int kl) {
+      // sym_c: symmetric weights known at compile time (a loop copy of its own).
+      auto load_consts = [&](Consts (&c)[STRIPS], float (&sf)[STRIPS][2], int kl, auto sym_c) {
         const int s = kl >> slot_shift;
 #pragma unroll
         for (int i = 0; i < STRIPS; ++i) {
           const int pos = pair_off + i * 16;
           uint32_t sp = 0;
           if (gs != 0) sp = *reinterpret_cast<const uint32_t*>(s_st + (s * BLOCK_N + pos) * 2);
-          if (p.zeros != nullptr) {
+          if (!decltype(sym_c)::value && p.zeros != nullptr) {
             c[i] = Decoder::make_consts(*reinterpret_cast<const uint16_t*>(z_st + s * BLOCK_N + pos), sp, gs != 0);
           } else {  // symmetric: the zero part is loop-invariant (sym_consts), only scales move
             c[i] = sym_consts;
@@ -365,7 +371,7 @@ struct Sm80MixedGemm {
           Consts cst[kHalves][STRIPS];
           float sf[2][STRIPS][2];
 #pragma unroll
-          for (int h = 0; h < kHalves; ++h) load_consts(cst[h], sf[h], kl + 32 * h);
+          for (int h = 0; h < kHalves; ++h) load_consts(cst[h], sf[h], kl + 32 * h, sym_c);
           uint32_t b[STEPS][MBLK][2];
           mixed_gemm_detail::static_for<STEPS>([&](auto step_c) {
             constexpr int kStep = decltype(step_c)::value;
@@ -402,7 +408,7 @@ struct Sm80MixedGemm {
           if constexpr (decltype(check_c)::value) inside = k_comp + kl < k_end;  // same for the whole warp
           if constexpr (kFirst) started = inside;
           if (inside) {
-            if constexpr (kFirst) load_consts(cst, sf[0], kl);
+            if constexpr (kFirst) load_consts(cst, sf[0], kl, sym_c);
             uint4 wq[STRIPS];
             load_wq(wq, chunk);
             uint32_t b[STEPS][MBLK][2];
@@ -417,25 +423,36 @@ struct Sm80MixedGemm {
           }
         });
       };
-      auto run_chunks = [&](auto sym_c) {
+      // Symmetric weights get a loop copy of their own where that saves work (the choice is
+      // the same for the whole grid): bf16 x 8-bit has a cheaper decode
+      // (sm80_tiled_decode.cuh), and on the wide path the zero-point part of the constants is
+      // then loop-invariant (t16n128 W4 f16, full stage: 348 -> ~320 instructions per
+      // warp-stage, SASS).
+      auto with_sym = [&](auto has_sym_path, auto&& f) {
+        if constexpr (decltype(has_sym_path)::value) {
+          if (p.zeros == nullptr) f(std::true_type{});
+          else f(std::false_type{});
+        } else {
+          f(std::false_type{});
+        }
+      };
+      const bool full_stage = k_comp + BLOCK_K <= k_end;
+      auto run_chunks = [&] {
         if constexpr (kScaleAfter) {
           if (gs == 0 || gs >= 128) {
-            if (k_comp + BLOCK_K <= k_end) chunks_wide(std::false_type{}, sym_c);
-            else chunks_wide(std::true_type{}, sym_c);
+            with_sym(std::true_type{}, [&](auto sym_c) {
+              if (full_stage) chunks_wide(std::false_type{}, sym_c);
+              else chunks_wide(std::true_type{}, sym_c);
+            });
             return;
           }
         }
-        if (k_comp + BLOCK_K <= k_end) chunks(std::false_type{}, sym_c);
-        else chunks(std::true_type{}, sym_c);
+        with_sym(std::integral_constant<bool, kSymDecode>{}, [&](auto sym_c) {
+          if (full_stage) chunks(std::false_type{}, sym_c);
+          else chunks(std::true_type{}, sym_c);
+        });
       };
-      // bf16 x 8-bit has a cheaper decode for symmetric weights (sm80_tiled_decode.cuh): a
-      // second copy of the loop, chosen once per stage (the same for the whole grid).
-      if constexpr (kSymDecode) {
-        if (p.zeros == nullptr) run_chunks(std::true_type{});
-        else run_chunks(std::false_type{});
-      } else {
-        run_chunks(std::false_type{});
-      }
+      run_chunks();
       k_comp += BLOCK_K;
     };
 
