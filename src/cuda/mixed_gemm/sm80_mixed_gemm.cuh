@@ -428,29 +428,26 @@ struct Sm80MixedGemm {
       // (sm80_tiled_decode.cuh), and on the wide path the zero-point part of the constants is
       // then loop-invariant (t16n128 W4 f16, full stage: 348 -> ~320 instructions per
       // warp-stage, SASS).
-      auto with_sym = [&](auto has_sym_path, auto&& f) {
+      // dispatch: body(check_c, sym_c) with the split's last-stage test only where the stage
+      // is not full, and the symmetric copy only where has_sym_path.
+      const bool full_stage = k_comp + BLOCK_K <= k_end;
+      auto dispatch = [&](auto&& body, auto has_sym_path) {
+        auto by_stage = [&](auto sym_c) {
+          if (full_stage) body(std::false_type{}, sym_c);
+          else body(std::true_type{}, sym_c);
+        };
         if constexpr (decltype(has_sym_path)::value) {
-          if (p.zeros == nullptr) f(std::true_type{});
-          else f(std::false_type{});
+          if (p.zeros == nullptr) by_stage(std::true_type{});
+          else by_stage(std::false_type{});
         } else {
-          f(std::false_type{});
+          by_stage(std::false_type{});
         }
       };
-      const bool full_stage = k_comp + BLOCK_K <= k_end;
       auto run_chunks = [&] {
         if constexpr (kScaleAfter) {
-          if (gs == 0 || gs >= 128) {
-            with_sym(std::true_type{}, [&](auto sym_c) {
-              if (full_stage) chunks_wide(std::false_type{}, sym_c);
-              else chunks_wide(std::true_type{}, sym_c);
-            });
-            return;
-          }
+          if (gs == 0 || gs >= 128) return dispatch(chunks_wide, std::true_type{});
         }
-        with_sym(std::integral_constant<bool, kSymDecode>{}, [&](auto sym_c) {
-          if (full_stage) chunks(std::false_type{}, sym_c);
-          else chunks(std::true_type{}, sym_c);
-        });
+        dispatch(chunks, std::integral_constant<bool, kSymDecode>{});
       };
       run_chunks();
       k_comp += BLOCK_K;
