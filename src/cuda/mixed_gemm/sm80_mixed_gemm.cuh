@@ -124,9 +124,9 @@ struct Sm80MixedGemm {
   //     With kWarps a multiple of CPS, chunk w % CPS of every (kWarps / CPS)-th strip; with CPS
   //     a multiple of kWarps and one strip per stage, CPS / kWarps copies kWarps chunks apart.
   //   consecutive (kWConsecutive: the rows of up to 32 tokens whose stage has several strips,
-  //     t16 / t16n128 / t16n256 / t32 at both widths): chunks j = w kWChunks + i, i.e. whole
-  //     strips (w kWChunks / CPS + i / CPS, chunk i % CPS). There the interleaved form made
-  //     each warp touch every strip.
+  //     t16 / t16n128 / t16n256 / t32 at both widths, except f16 4-bit t32 and bf16 8-bit
+  //     t16n256): chunks j = w kWChunks + i, i.e. whole strips (w kWChunks / CPS + i / CPS,
+  //     chunk i % CPS). There the interleaved form made each warp touch every strip.
   // One source pointer plus a strip step; only the strip (against n) and, in a split's last
   // stage, the column are tested. (The first form kept a 64-bit pointer and a column per unit
   // and tested both on every copy; under the 128-register cap ptxas rematerialized the
@@ -134,14 +134,20 @@ struct Sm80MixedGemm {
   // W4 at m = 24 / 32 0.3-1.1 us slower than interleaved on an H100 (sm80 notes v12); on the
   // 8-bit t16 rows they gain, W8 per-channel down at m = 16 24.45 -> 21.60 us on an H200 (v13);
   // on every such row, together with the one-block loader and the symmetric wide loop, W4 g128
-  // f16 at m = 16 56.4 -> 55.0 on an H200 (v14).)
+  // f16 at m = 16 56.4 -> 55.0 on an H200 (v14). Per kernel they split by activation type:
+  // interleaved is faster on f16 4-bit t32 (W4 g128 f16 gate_up at m = 24 38.06 -> 35.91 us)
+  // and on bf16 8-bit t16n256 (W8 bf16 gate_up at m = 16 34.65 -> 33.88 us), consecutive on
+  // bf16 4-bit t32 (by 0.5 us) and f16 8-bit t16n256 (by 0.2-0.3 us), H200, v15.)
   static constexpr int kWarps = THREADS / 32;
   static constexpr int kStageChunks = BLOCK_N / 16 * CPS;  // 512-byte chunks of a stage's weights
   static_assert(kStageChunks % kWarps == 0, "every warp copies the same number of weight chunks");
   static constexpr int kWChunks = kStageChunks / kWarps;
   static_assert(kWarps % CPS == 0 || CPS % kWarps == 0, "a warp's copies are whole strips apart or in one strip");
   static constexpr int kWPerStrip = kWarps >= CPS ? 1 : CPS / kWarps;  // a warp's copies per strip (interleaved)
-  static constexpr bool kWConsecutive = kScaleAfter && kStageChunks > CPS && kWChunks % CPS == 0;
+  static constexpr bool kBf16 = std::is_same_v<T, __nv_bfloat16>;
+  static constexpr bool kWConsecutive = kScaleAfter && kStageChunks > CPS && kWChunks % CPS == 0 &&
+                                        !(BITS == 4 && BLOCK_M == 32 && !kBf16) &&
+                                        !(BITS == 8 && BLOCK_N == 256 && kBf16);
   LOWBIT_HD static constexpr int copy_strip(int i) {
     return kWConsecutive ? i / CPS : kWarps >= CPS ? i * (kWarps / CPS) : i / kWPerStrip;
   }
