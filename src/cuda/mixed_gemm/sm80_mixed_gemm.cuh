@@ -74,7 +74,8 @@ struct Sm80MixedGemm {
   // Token tiles of up to 32 per warp apply group scales to the fp32 mma results (see the
   // warp tile); t64 / t128 scale the weights before the mma (the decode feeds 8-16 mma).
   static constexpr bool kScaleAfter = MBLK <= 4;
-  static constexpr bool kSymDecode = std::is_same_v<T, __nv_bfloat16> && BITS == 8;
+  static constexpr bool kBf16 = std::is_same_v<T, __nv_bfloat16>;
+  static constexpr bool kSymDecode = kBf16 && BITS == 8;
 
   static_assert(BITS == 4 || BITS == 8, "4- and 8-bit weights");
   static_assert(BLOCK_N % (16 * WARPS_N) == 0, "a warp owns whole 16-channel strips");
@@ -144,7 +145,6 @@ struct Sm80MixedGemm {
   static constexpr int kWChunks = kStageChunks / kWarps;
   static_assert(kWarps % CPS == 0 || CPS % kWarps == 0, "a warp's copies are whole strips apart or in one strip");
   static constexpr int kWPerStrip = kWarps >= CPS ? 1 : CPS / kWarps;  // a warp's copies per strip (interleaved)
-  static constexpr bool kBf16 = std::is_same_v<T, __nv_bfloat16>;
   static constexpr bool kWConsecutive = kScaleAfter && kStageChunks > CPS && kWChunks % CPS == 0 &&
                                         !(BITS == 4 && BLOCK_M == 32 && !kBf16) &&
                                         !(BITS == 8 && BLOCK_N == 256 && kBf16);
