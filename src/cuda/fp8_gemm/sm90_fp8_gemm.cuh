@@ -643,6 +643,11 @@ __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     } else {
       k_loop(std::integral_constant<int, BN / 8>{});
     }
+    // Block mode with two consumers: the loop's last iteration issues nothing, so no wgmma is
+    // in flight here, but ptxas cannot tell (the issue sits behind `i + 1 < nk`) and injected
+    // this same wait itself, with an info line per kernel (C7517) in every build. Made explicit:
+    // the SASS is unchanged.
+    if constexpr (kBlock && kConsumers == 2 && !kStreamK && !kKPair) ptx::wgmma_wait_group<0>();
     it += nk;
 
     // ---------------- K pair: warpgroup 1's sums to warpgroup 0 ----------------

@@ -53,6 +53,10 @@ Sm90MixedPlan sm90_mixed_gemm_plan(int64_t m, int64_t n, int64_t k, int bits, bo
   if (const char* env = std::getenv("LOWBIT_SM90_MIXED_PLAN")) {
     forced_config = std::atoi(env);
     if (const char* comma = std::strchr(env, ',')) forced_splits = std::atoi(comma + 1);
+    // A configuration without a kernel for this problem is not forced: the model chooses.
+    if (forced_config >= 0 && forced_config < kSm90MixedConfigCount &&
+        !sm90_mixed_has_kernel(kSm90MixedConfigs[forced_config], bf16, bits))
+      forced_config = -1;
   }
   Sm90MixedPlan best;
   if (const char* env = std::getenv("LOWBIT_SM90_MIXED_PREWAIT")) best.pre_stages = std::max(0, std::atoi(env));
@@ -61,9 +65,9 @@ Sm90MixedPlan sm90_mixed_gemm_plan(int64_t m, int64_t n, int64_t k, int bits, bo
     if (forced_config >= 0 && forced_config < kSm90MixedConfigCount && c != forced_config) continue;
     const Sm90MixedConfig& cfg = kSm90MixedConfigs[c];
     // 128-column stages decoded by halves (bf16 x 8-bit on the 128-token tile) ran 4-6% slower
-    // than the same tile's 64-column stages on every Suite-1 layer at m = 96..256 (sm90 v18).
-    if (cfg.block_k > kSm90MixedBlockK && sm90_mixed_halves(cfg.block_tokens, bf16, bits) && c != forced_config)
-      continue;
+    // than the same tile's 64-column stages on every Suite-1 layer at m = 96..256 (sm90 v18):
+    // that kernel is not built.
+    if (!sm90_mixed_has_kernel(cfg, bf16, bits)) continue;
     const int64_t k_blocks = sm90_mixed_k_blocks(cfg, k);
     const int64_t tiles = ((m + cfg.block_tokens - 1) / cfg.block_tokens) * ((n + kSm90MixedBlockCh - 1) / kSm90MixedBlockCh);
     const double kblock_clk = kBlockClk[c];

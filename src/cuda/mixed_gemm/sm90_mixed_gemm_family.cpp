@@ -13,6 +13,7 @@
 #include "cuda/mixed_gemm/sm80_mixed_gemm_params.hpp"
 #include "cuda/mixed_gemm/sm90_mixed_gemm_params.hpp"
 #include "cuda/mixed_gemm/tiled_gemm_check.hpp"
+#include "lowbit/dtype.hpp"
 #include "lowbit/pack.hpp"
 
 namespace lowbit::cuda {
@@ -43,6 +44,12 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
         kernels_(&kernels_for(desc.a.dtype, desc.w.int_format.bits)) {
     if (plan_.config < 0 || plan_.config >= kSm90MixedConfigCount)
       throw Error(std::string(kWho) + "no configuration " + std::to_string(plan_.config));
+    if (!sm90_mixed_has_kernel(kSm90MixedConfigs[plan_.config], d_.a.dtype == DType::kBF16, d_.w.int_format.bits))
+      throw Error(std::string(kWho) + "configuration " + kSm90MixedConfigs[plan_.config].tag +
+                  " has no kernel for " + dtype_name(d_.a.dtype) + " activations x " +
+                  std::to_string(d_.w.int_format.bits) +
+                  "-bit weights (its 128-column stages would be decoded by halves, measured slower than "
+                  "64-column stages: docs/kernels/mixed_gemm.md sm90 v18)");
     if (plan_.pre_stages < 0)
       throw Error(std::string(kWho) + "pre-wait stages must be >= 0 (0: every stage), got " +
                   std::to_string(plan_.pre_stages));

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <type_traits>
 
 #include "cuda/common/check.hpp"
 #include "cuda/common/launch_attrs.hpp"
@@ -16,11 +17,16 @@ namespace sm90mixed {
 using KernelFn = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, const CUtensorMap,
                           const CUtensorMap, const Sm90MixedParams);
 
+// nullptr where the configuration has no kernel for (T, kBits) (sm90_mixed_has_kernel).
 template <typename T, int kBits, int C>
 KernelFn kernel_of() {
   constexpr Sm90MixedConfig c = kSm90MixedConfigs[C];
   static_assert(sm90_mixed_smem_bytes(c, kBits) <= 227 * 1024, "a configuration needs more than 227 KB");
-  return &sm90_mixed_gemm_kernel<T, kBits, c.block_tokens, c.stages, c.block_k>;
+  if constexpr (!sm90_mixed_has_kernel(c, std::is_same_v<T, __nv_bfloat16>, kBits)) {
+    return nullptr;
+  } else {
+    return &sm90_mixed_gemm_kernel<T, kBits, c.block_tokens, c.stages, c.block_k>;
+  }
 }
 
 template <typename T, int kBits>

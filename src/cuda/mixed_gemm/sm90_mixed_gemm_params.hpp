@@ -80,6 +80,14 @@ static_assert(sm90_mixed_group_shift_matches_division(), "the group row shift mu
 inline constexpr bool sm90_mixed_halves(int block_tokens, bool bf16, int bits) {
   return block_tokens == 256 || (bf16 && bits == 8 && block_tokens >= 128);
 }
+// Whether configuration c has a kernel for (activation dtype, bits). Not built: 128-column
+// stages decoded by halves, i.e. c128t128k128 for bf16 x 8-bit. It ran 4-6% slower than
+// c128t128 on every Suite-1 layer at m = 96..256 (sm90 v18, so the plan never took it), and
+// ptxas serialized its wgmmas (C7513: non-wgmma instructions define wgmma input registers
+// inside the pipeline stage). The family refuses such a plan by name.
+inline constexpr bool sm90_mixed_has_kernel(const Sm90MixedConfig& c, bool bf16, int bits) {
+  return !(c.block_k > kSm90MixedBlockK && sm90_mixed_halves(c.block_tokens, bf16, bits));
+}
 // Whether one TMA box holds a stage's weight tile (at most 256 u32 per row): every 64-column
 // stage, 4-bit 128-column stages; 8-bit 128-column stages take two boxes of 64 columns.
 inline constexpr bool sm90_mixed_w_one_box(int block_k, int bits) { return block_k / 64 * 32 * bits <= 256; }
