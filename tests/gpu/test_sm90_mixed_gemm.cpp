@@ -424,15 +424,15 @@ TEST(sm90_mixed_gemm, can_implement_refusals_name_the_reason) {
   EXPECT_THROW(cuda::sm90_mixed_gemm_make_with_plan(d, gpu, negative_pre), Error);
   // A configuration without a kernel for the problem (bf16 x 8-bit on c128t128k128) is refused
   // by name, and the plan never picks it, even when LOWBIT_SM90_MIXED_PLAN asks for it.
+  Case c8;
+  c8.f = fmt(8, 0, ZeroPoint::kSymmetric, DType::kBF16);
+  c8.m = 300;
+  c8.n = 256;
+  c8.k = 1024;
+  const GemmDesc w8 = desc_of(c8);
+  EXPECT_TRUE(cuda::sm90_mixed_gemm_can_implement(w8, gpu).ok());
   int built = 0;
   for (int cfg = 0; cfg < cuda::kSm90MixedConfigCount; ++cfg) {
-    Case c8;
-    c8.f = fmt(8, 0, ZeroPoint::kSymmetric, DType::kBF16);
-    c8.m = 300;
-    c8.n = 256;
-    c8.k = 1024;
-    const GemmDesc w8 = desc_of(c8);
-    EXPECT_TRUE(cuda::sm90_mixed_gemm_can_implement(w8, gpu).ok());
     if (cuda::sm90_mixed_has_kernel(cuda::kSm90MixedConfigs[cfg], true, 8)) {
       ++built;
       continue;
