@@ -653,12 +653,37 @@ TEST(sm89_fp8_gemm, heuristic_suite1_plans) {
     for (int c = 0; c < cuda::kSm89Fp8ConfigCount; ++c) p.ctas_per_sm[c] = per_sm[c];
     return cuda::choose_sm89_fp8_plan(p).describe();
   };
-  // m = 1: every layer fills (o, down: 256 tiles) or exceeds (gate_up) the 396 resident CTAs
-  // without a split; a split of o / down would add a partial second wave.
+  // m = 1: qkv, o and down (384 / 256 / 256 tiles) fit the 396 resident t8 CTAs without a
+  // split; a split of o / down would add a partial second wave. gate_up's 1792 t8 tiles are
+  // several waves: it takes t64 (224 tiles, one wave of 264) in one split (session 58's plan
+  // sweep: 29.4 us against t8's 31.6).
   EXPECT_EQ(plan(1, qkv), "t8 s1");
   EXPECT_EQ(plan(1, o), "t8 s1");
-  EXPECT_EQ(plan(1, gate_up), "t8 s1");
+  EXPECT_EQ(plan(1, gate_up), "t64 s1");
   EXPECT_EQ(plan(1, down), "t8 s1");
+  // With two t8 CTAs per SM (m >= 3 on an H200) qkv's 384 tiles no longer fit either: t64 in
+  // four splits (48 tiles, 4096 / 128 = 32 stages; sweep at m = 4 / 8: 8.8 / 9.2 us against t8's
+  // 11.8 / 11.7). Without the rule (LOWBIT_SM89_FP8_ONE_WAVE=0) t8 everywhere.
+  auto plan_two_t8 = [](int64_t m, Layer l) {
+    cuda::Sm89Fp8Problem p;
+    p.m = m, p.n = l.n, p.k = l.k, p.sm_count = 132, p.cluster_ok = true;
+    const int per_sm[cuda::kSm89Fp8ConfigCount] = {2, 2, 2, 1};
+    for (int c = 0; c < cuda::kSm89Fp8ConfigCount; ++c) p.ctas_per_sm[c] = per_sm[c];
+    return cuda::choose_sm89_fp8_plan(p).describe();
+  };
+  EXPECT_EQ(plan_two_t8(4, qkv), "t64 s4 cluster");
+  EXPECT_EQ(plan_two_t8(8, gate_up), "t64 s1");
+  EXPECT_EQ(plan_two_t8(8, o), "t8 s1");
+  EXPECT_EQ(plan_two_t8(8, down), "t8 s1");
+  // int8 (sm80_int8_gemm shares this heuristic) keeps t8: its t64 ran gate_up slower.
+  {
+    cuda::Sm89Fp8Problem p;
+    p.m = 1, p.n = gate_up.n, p.k = gate_up.k, p.sm_count = 132, p.cluster_ok = true;
+    p.wide_tile_for_waves = false;
+    const int per_sm[cuda::kSm89Fp8ConfigCount] = {3, 2, 2, 1};
+    for (int c = 0; c < cuda::kSm89Fp8ConfigCount; ++c) p.ctas_per_sm[c] = per_sm[c];
+    EXPECT_EQ(cuda::choose_sm89_fp8_plan(p).describe(), "t8 s1");
+  }
   EXPECT_EQ(plan(1, Layer{576, 7168}), "t8 s4 cluster");  // 36 tiles, 7 stages: >= 1 per split
   EXPECT_EQ(plan(1, Layer{576, 7168}, false), "t8 s4 workspace");
   EXPECT_EQ(plan(16, qkv), "t16 s2 cluster");

@@ -196,6 +196,7 @@ Sm89Fp8Plan sm89_fp8_gemm_plan(const GemmDesc& d, const GpuSpec& gpu) {
   p.k = d.k;
   p.sm_count = gpu.sm_count;
   p.cluster_ok = cluster_split_runs_on(gpu);
+  p.wide_tile_for_waves = !is_int8(d);
   // Occupancy of every configuration for this m on this GPU (host-side runtime calls, at
   // construction; also raises each kernel's shared-memory limit on the device).
   const Sm89Fp8GemmKernels& k = kernels_for(d);

@@ -2,7 +2,12 @@
 //   1. the configuration from m: the smallest token tile that holds m (t8 for m <= 8, t16 for
 //      m <= 16, t64 for m <= 64), t128 above. Small m is weight streaming (bytes, not
 //      FLOPs): the token tile only has to hold m, and the channel tile sets how often each CTA
-//      re-reads the activations from L2 (m / block_n of the weight bytes);
+//      re-reads the activations from L2 (m / block_n of the weight bytes). Except where t8's
+//      16-channel tiles are more than the GPU holds at once (gate_up at any m <= 8, qkv once
+//      t8 falls to two CTAs per SM at m >= 3 on an H200): t64 then, whose 128-channel tiles
+//      fit one resident wave, since a streaming grid of several waves pays each wave's start
+//      and tail (fp8 only; plan sweep, H200, docs/kernels/fp8_gemm.md "Heuristic", session 58;
+//      not measured on Ada, where every row holds one CTA per SM);
 //   2. split-K, doubling while the doubled grid still fits the CTAs the GPU holds at once
 //      (SMs x CTAs per SM, from the occupancy of the configuration at this m) and every split
 //      keeps at least min_split_iters pipeline stages (a short split pays the prologue's
@@ -18,6 +23,7 @@
 //      else fp32 partials in the workspace and a reduction kernel.
 #include "cuda/heuristics/sm89_fp8_gemm_heuristic.hpp"
 
+#include <cstdlib>
 #include <string>
 
 #include "cuda/heuristics/gpu_spec.hpp"
@@ -49,13 +55,35 @@ int sm89_fp8_config_index(const char* tag) {
 }
 
 Sm89Fp8Plan choose_sm89_fp8_plan(const Sm89Fp8Problem& p) {
+  auto tiles_of = [&](int cfg) {
+    const Sm89Fp8TileConfig& t = kSm89Fp8Configs[cfg];
+    return (p.n + t.block_n - 1) / t.block_n * ((p.m + t.block_m - 1) / t.block_m);
+  };
+  auto resident_of = [&](int cfg) {
+    const int per_sm = p.ctas_per_sm[cfg] > 0 ? p.ctas_per_sm[cfg] : kSm89Fp8Configs[cfg].min_ctas;
+    return static_cast<int64_t>(per_sm) * p.sm_count;
+  };
   Sm89Fp8Plan plan;
   plan.config = config_for(p.m);
+  // t8's grid more than one resident wave: t64 where its grid is one. Plan sweep (H200, Suite 1,
+  // us, tensor mode; `sm89_fp8_gemm_bench` with LOWBIT_FP8_GEMM_BENCH_PLANS): gate_up (1792 t8
+  // tiles) at m = 1 / 2 / 4 / 8 t8 s1 31.6 / 33.1 / 38.6 / 38.2 against t64 s1 29.4 / 29.6 /
+  // 29.9 / 30.2; qkv (384 tiles; 396 resident at m <= 2, 264 from m = 3) at m = 4 / 8 t8 11.8 /
+  // 11.7 against t64 s4 8.8 / 9.2, while at m = 1 / 2 t8 stays best (8.1 / 8.4 against t64 s4
+  // 8.4 / 8.6); o and down (256 tiles) fit and stay on t8. fp8 only (wide_tile_for_waves).
+  // LOWBIT_SM89_FP8_ONE_WAVE=0 turns the rule off (a measurement knob).
+  static const bool one_wave = [] {
+    const char* env = std::getenv("LOWBIT_SM89_FP8_ONE_WAVE");
+    return env == nullptr || env[0] != '0';
+  }();
+  constexpr int kT8 = 0, kT64 = 2;
+  if (one_wave && p.wide_tile_for_waves && plan.config == kT8 && tiles_of(kT8) > resident_of(kT8) &&
+      tiles_of(kT64) <= resident_of(kT64))
+    plan.config = kT64;
   const Sm89Fp8TileConfig& c = kSm89Fp8Configs[plan.config];
-  const int64_t tiles = (p.n + c.block_n - 1) / c.block_n * ((p.m + c.block_m - 1) / c.block_m);
+  const int64_t tiles = tiles_of(plan.config);
   const int64_t iters = (p.k + c.block_k - 1) / c.block_k;
-  const int per_sm = p.ctas_per_sm[plan.config] > 0 ? p.ctas_per_sm[plan.config] : c.min_ctas;
-  const int64_t resident = static_cast<int64_t>(per_sm) * p.sm_count;
+  const int64_t resident = resident_of(plan.config);
   // Cluster splits (sm_90): a cluster must fit one GPC, so the tiles' clusters must also all be
   // resident at once, which SMs x CTAs per SM does not promise. Measured (session 35, H100,
   // t16 at m = 12 / 16, two CTAs per SM): o and down in four splits 12.9 / 31.5 us against two

@@ -93,6 +93,10 @@ struct Sm89Fp8Problem {
   // cluster_ok: clusters of 2 / 4 / 8 CTAs (index 1 / 2 / 3, log2 of the splits) of each
   // configuration resident at once (cudaOccupancyMaxActiveClusters; 0 = unknown, no limit).
   int resident_clusters[kSm89Fp8ConfigCount][4] = {};
+  // Whether t64 replaces t8 where t8's grid is several resident waves (choose_sm89_fp8_plan):
+  // fp8 only. The int8 kernels of the same tiles (sm80_int8_gemm) ran gate_up at m = 1 / 2
+  // 41.5 / 41.6 us on t64 against 32.2 / 33.9 on t8 (H200, session 58), so int8 keeps t8.
+  bool wide_tile_for_waves = true;
 };
 
 // The configuration for m, then the split-K factor and mode (see the .cpp).
