@@ -20,4 +20,10 @@ cat "$OUT/ab-summary.txt"
 for f in "$OUT"/ab/*.txt; do echo "== $f"; grep -E "^(fp8_tensor|fp8_block|w8a8_int8) " "$f" | awk '{print $1, $2, $3, $6, $NF}'; done
 LOWBIT_SM89_FP8_T8_CAP=2 build-device/lowbit bench --suite suite1 --m 1,2 --kernels '^(fp8_tensor|fp8_block|w8a8_int8)$' \
   > "$OUT/check-cap2.txt" 2>&1; echo "CPU-checked run with the cap: rc $?"
-cd "$OUT" && tar czf logs.tgz build.log tests.log ab check-cap2.txt && rm -rf build.log tests.log ab check-cap2.txt
+# Second question (select.cpp, "fp8 at m <= 8"): from m = 3 gate_up goes to sm90_fp8_gemm, a rule
+# fitted when sm89 ran gate_up on t8 (38.3-38.9 us against 33.4-34.2); on t64 the plan sweep gave
+# 29.9 / 30.2 us at m = 4 / 8 and the default (sm90) 31.2 in another call. Each family pinned:
+OUT="$OUT/fam" bash tools/dev/env-ab.sh LOWBIT_CUDA_FAMILIES "sm89_fp8_gemm sm90_fp8_gemm" 2 --suite suite1 \
+  --m 3,4,8 --kernels '^(fp8_tensor|fp8_row|fp8_block)$' --no-check > "$OUT/fam-summary.txt" 2>&1
+for f in "$OUT"/fam/*.txt; do echo "== $f"; grep -E "^fp8_(tensor|block) +gate_up" "$f" | awk '{print $1, $2, $3, $6, $NF}'; done
+cd "$OUT" && tar czf logs.tgz build.log tests.log ab fam check-cap2.txt && rm -rf build.log tests.log ab fam check-cap2.txt
