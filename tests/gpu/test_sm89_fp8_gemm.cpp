@@ -642,16 +642,20 @@ TEST(sm89_fp8_gemm, heuristic_suite1_plans) {
   const Layer qkv{6144, 4096}, o{4096, 4096}, gate_up{28672, 4096}, down{4096, 14336};
   // H200: 132 SMs; CTAs per SM of t8 / t16 / t64 / t128 (shared memory at m = 1 / 16 / 64 /
   // 128; registers for t128).
-  auto plan = [](int64_t m, Layer l, bool cluster = true) {
+  // t8_per_sm: 3 at m <= 2, 2 from m = 3 (its activation stages grow with m).
+  auto problem = [](int64_t m, Layer l, bool cluster = true, int t8_per_sm = 3) {
     cuda::Sm89Fp8Problem p;
     p.m = m;
     p.n = l.n;
     p.k = l.k;
     p.sm_count = 132;
     p.cluster_ok = cluster;
-    const int per_sm[cuda::kSm89Fp8ConfigCount] = {3, 2, 2, 1};
+    const int per_sm[cuda::kSm89Fp8ConfigCount] = {t8_per_sm, 2, 2, 1};
     for (int c = 0; c < cuda::kSm89Fp8ConfigCount; ++c) p.ctas_per_sm[c] = per_sm[c];
-    return cuda::choose_sm89_fp8_plan(p).describe();
+    return p;
+  };
+  auto plan = [&](int64_t m, Layer l, bool cluster = true, int t8_per_sm = 3) {
+    return cuda::choose_sm89_fp8_plan(problem(m, l, cluster, t8_per_sm)).describe();
   };
   // m = 1: qkv, o and down (384 / 256 / 256 tiles) fit the 396 resident t8 CTAs without a
   // split; a split of o / down would add a partial second wave. gate_up's 1792 t8 tiles are
@@ -664,26 +668,14 @@ TEST(sm89_fp8_gemm, heuristic_suite1_plans) {
   // With two t8 CTAs per SM (m >= 3 on an H200) qkv's 384 tiles no longer fit either: t64 in
   // four splits (48 tiles, 4096 / 128 = 32 stages; sweep at m = 4 / 8: 8.8 / 9.2 us against t8's
   // 11.8 / 11.7). Without the rule (LOWBIT_SM89_FP8_ONE_WAVE=0) t8 everywhere.
-  auto plan_two_t8 = [](int64_t m, Layer l) {
-    cuda::Sm89Fp8Problem p;
-    p.m = m, p.n = l.n, p.k = l.k, p.sm_count = 132, p.cluster_ok = true;
-    const int per_sm[cuda::kSm89Fp8ConfigCount] = {2, 2, 2, 1};
-    for (int c = 0; c < cuda::kSm89Fp8ConfigCount; ++c) p.ctas_per_sm[c] = per_sm[c];
-    return cuda::choose_sm89_fp8_plan(p).describe();
-  };
-  EXPECT_EQ(plan_two_t8(4, qkv), "t64 s4 cluster");
-  EXPECT_EQ(plan_two_t8(8, gate_up), "t64 s1");
-  EXPECT_EQ(plan_two_t8(8, o), "t8 s1");
-  EXPECT_EQ(plan_two_t8(8, down), "t8 s1");
+  EXPECT_EQ(plan(4, qkv, true, 2), "t64 s4 cluster");
+  EXPECT_EQ(plan(8, gate_up, true, 2), "t64 s1");
+  EXPECT_EQ(plan(8, o, true, 2), "t8 s1");
+  EXPECT_EQ(plan(8, down, true, 2), "t8 s1");
   // int8 (sm80_int8_gemm shares this heuristic) keeps t8: its t64 ran gate_up slower.
-  {
-    cuda::Sm89Fp8Problem p;
-    p.m = 1, p.n = gate_up.n, p.k = gate_up.k, p.sm_count = 132, p.cluster_ok = true;
-    p.wide_tile_for_waves = false;
-    const int per_sm[cuda::kSm89Fp8ConfigCount] = {3, 2, 2, 1};
-    for (int c = 0; c < cuda::kSm89Fp8ConfigCount; ++c) p.ctas_per_sm[c] = per_sm[c];
-    EXPECT_EQ(cuda::choose_sm89_fp8_plan(p).describe(), "t8 s1");
-  }
+  cuda::Sm89Fp8Problem int8_gate_up = problem(1, gate_up);
+  int8_gate_up.wide_tile_for_waves = false;
+  EXPECT_EQ(cuda::choose_sm89_fp8_plan(int8_gate_up).describe(), "t8 s1");
   EXPECT_EQ(plan(1, Layer{576, 7168}), "t8 s4 cluster");  // 36 tiles, 7 stages: >= 1 per split
   EXPECT_EQ(plan(1, Layer{576, 7168}, false), "t8 s4 workspace");
   EXPECT_EQ(plan(16, qkv), "t16 s2 cluster");
@@ -696,14 +688,10 @@ TEST(sm89_fp8_gemm, heuristic_suite1_plans) {
   // sm_90 cluster splits only while every tile's cluster is resident at once (session 35,
   // H100, t16 at m = 16 with two CTAs per SM: 132 / 62 / 30 clusters of 2 / 4 / 8 resident; o /
   // down (64 tiles) in four splits 12.9 / 31.5 us against two splits' 10.5 / 25.1).
-  auto plan_limited = [](int64_t m, Layer l) {
-    cuda::Sm89Fp8Problem p;
-    p.m = m, p.n = l.n, p.k = l.k, p.sm_count = 132, p.cluster_ok = true;
-    const int per_sm[cuda::kSm89Fp8ConfigCount] = {3, 2, 2, 1};
-    for (int c = 0; c < cuda::kSm89Fp8ConfigCount; ++c) {
-      p.ctas_per_sm[c] = per_sm[c];
+  auto plan_limited = [&](int64_t m, Layer l) {
+    cuda::Sm89Fp8Problem p = problem(m, l);
+    for (int c = 0; c < cuda::kSm89Fp8ConfigCount; ++c)
       p.resident_clusters[c][1] = 132, p.resident_clusters[c][2] = 62, p.resident_clusters[c][3] = 30;
-    }
     return cuda::choose_sm89_fp8_plan(p).describe();
   };
   EXPECT_EQ(plan_limited(16, o), "t16 s2 cluster");
