@@ -389,6 +389,42 @@ TEST(sm89_fp8_gemm, configs_outside_their_m_range) {
     }
 }
 
+// t8 held to two CTAs per SM (its launch pads the dynamic shared memory; the heuristic's
+// long-k rule): correct in every split mode, and the kernel name says so where the pad applies.
+TEST(sm89_fp8_gemm, t8_capped_at_two_ctas_per_sm) {
+  LOWBIT_REQUIRE_SM89();
+  const cuda::GpuSpec& gpu = cuda::gpu_spec(0);
+  for (const Mode& mode : {kBlock, kTensorRow})
+    for (auto [m, splits] : {std::pair<int64_t, int>{1, 1}, {2, 2}, {8, 1}}) {
+      Case c;
+      c.mode = mode;
+      c.m = m;
+      c.n = 272;
+      c.k = 9216;
+      c.out = DType::kBF16;
+      c.bias = m == 2;
+      c.plan = plan_of(0, splits);
+      c.plan->ctas_per_sm_cap = 2;
+      check_case(c);
+      Prepared p(c);
+      // Padded only where three CTAs would fit otherwise (H100 / H200 at m <= 2).
+      const int per_sm = cuda::sm89_fp8_gemm_ctas_per_sm(desc_of(c), gpu, 0);
+      EXPECT_EQ(p.kernel.name().size() > 3 && p.kernel.name().substr(p.kernel.name().size() - 3) == "_c2",
+                per_sm > 2)
+          << p.what() << ", " << per_sm << " CTAs per SM unpadded";
+    }
+  // The public API on Suite 1's down at m = 1 (256 tiles of 14 stages): capped on Hopper.
+  Case down;
+  down.mode = kTensorTensor;
+  down.n = 4096;
+  down.k = 14336;
+  const Sm89Fp8Plan plan = cuda::sm89_fp8_gemm_plan(desc_of(down), gpu);
+  if (gpu.cc == 90) EXPECT_EQ(plan.describe(), "t8 s1 c2");
+  Sm89Fp8Plan bad = plan_of(0, 1);
+  bad.ctas_per_sm_cap = -1;
+  EXPECT_THROW(cuda::sm89_fp8_gemm_make_with_plan(desc_of(down), gpu, bad), Error);
+}
+
 TEST(sm89_fp8_gemm, m1024_every_mode) {
   LOWBIT_REQUIRE_SM89();
   if (small_mode()) GTEST_SKIP() << "large m is skipped in LOWBIT_TEST_SMALL mode";
@@ -664,14 +700,31 @@ TEST(sm89_fp8_gemm, heuristic_suite1_plans) {
   EXPECT_EQ(plan(1, qkv), "t8 s1");
   EXPECT_EQ(plan(1, o), "t8 s1");
   EXPECT_EQ(plan(1, gate_up), "t64 s1");
-  EXPECT_EQ(plan(1, down), "t8 s1");
+  // down (256 tiles, 14 stages) is held to two t8 CTAs per SM (session 60: 18.0 -> 15.3 us
+  // per-tensor at m = 1); o (4 stages) is not (5.6 -> 6.5 us with the cap).
+  EXPECT_EQ(plan(2, down), "t8 s1 c2");
   // With two t8 CTAs per SM (m >= 3 on an H200) qkv's 384 tiles no longer fit either: t64 in
   // four splits (48 tiles, 4096 / 128 = 32 stages; sweep at m = 4 / 8: 8.8 / 9.2 us against t8's
   // 11.8 / 11.7). Without the rule (LOWBIT_SM89_FP8_ONE_WAVE=0) t8 everywhere.
   EXPECT_EQ(plan(4, qkv, true, 2), "t64 s4 cluster");
   EXPECT_EQ(plan(8, gate_up, true, 2), "t64 s1");
   EXPECT_EQ(plan(8, o, true, 2), "t8 s1");
-  EXPECT_EQ(plan(8, down, true, 2), "t8 s1");
+  EXPECT_EQ(plan(8, down, true, 2), "t8 s1");  // two per SM already: no cap
+  // The cap needs the grid (one or two splits) to fit two CTAs per SM and k of at least 6
+  // stages: 2048 x 14336 in two splits (256 CTAs); 1536 x 7168 in two splits where clusters of
+  // four do not all fit (the H200 at m = 1: 198 / 92 / 45 clusters of 2 / 4 / 8 resident), in
+  // four (uncapped: not measured) where they would; 4224 x 14336 (264 tiles) and 4240 (265
+  // tiles) in one.
+  EXPECT_EQ(plan(1, Layer{2048, 14336}), "t8 s2 cluster c2");
+  cuda::Sm89Fp8Problem n1536 = problem(1, Layer{1536, 7168});
+  EXPECT_EQ(cuda::choose_sm89_fp8_plan(n1536).describe(), "t8 s4 cluster");
+  for (int c = 0; c < cuda::kSm89Fp8ConfigCount; ++c)
+    n1536.resident_clusters[c][1] = 198, n1536.resident_clusters[c][2] = 92, n1536.resident_clusters[c][3] = 45;
+  EXPECT_EQ(cuda::choose_sm89_fp8_plan(n1536).describe(), "t8 s2 cluster c2");
+  EXPECT_EQ(plan(1, Layer{4096, 6144}), "t8 s1 c2");
+  EXPECT_EQ(plan(1, Layer{4096, 5120}), "t8 s1");
+  EXPECT_EQ(plan(1, Layer{4224, 14336}), "t8 s1 c2");
+  EXPECT_EQ(plan(1, Layer{4240, 14336}), "t8 s1");
   // int8 (sm80_int8_gemm shares this heuristic) keeps t8: its t64 ran gate_up slower.
   cuda::Sm89Fp8Problem int8_gate_up = problem(1, gate_up);
   int8_gate_up.wide_tile_for_waves = false;

@@ -484,12 +484,22 @@ TEST(sm90_fp8_gemm, chosen_by_default) {
     ASSERT_TRUE(g.can_implement().ok()) << g.can_implement().message();
     EXPECT_EQ(g.kernel_name().rfind("sm89_fp8_gemm", 0), 0u) << m << ": " << g.kernel_name();
   }
-  // Many channels (at least 128 x SMs, gate_up-like): this family from m = 3, sm89 below.
-  const int64_t wide = 128 * static_cast<int64_t>(cuda::gpu_spec(0).sm_count);
+  // Many channels: sm89 up to m = 8 while its t64 tile covers them in one resident wave (128
+  // channels x 2 CTAs x SMs, gate_up-like; select.cpp); beyond that bound this family from m = 3.
+  const int64_t sms = cuda::gpu_spec(0).sm_count;
+  for (int64_t n : {128 * sms, 256 * sms}) {
+    for (int64_t m : {2, 3, 8}) {
+      Gemm g(desc_of(kTensor, m, n, 512, DType::kBF16, false), Device::cuda(0));
+      ASSERT_TRUE(g.can_implement().ok()) << g.can_implement().message();
+      EXPECT_EQ(g.kernel_name().rfind("sm89_fp8_gemm", 0), 0u) << m << " x " << n << ": " << g.kernel_name();
+    }
+  }
   for (int64_t m : {2, 3, 8}) {
-    Gemm g(desc_of(kTensor, m, wide, 512, DType::kBF16, false), Device::cuda(0));
+    const int64_t n = 256 * sms + 128;
+    Gemm g(desc_of(kBlock, m, n, 512, DType::kBF16, false), Device::cuda(0));
     ASSERT_TRUE(g.can_implement().ok()) << g.can_implement().message();
-    EXPECT_EQ(g.kernel_name().rfind(m >= 3 ? "sm90_fp8_gemm" : "sm89_fp8_gemm", 0), 0u) << m << ": " << g.kernel_name();
+    EXPECT_EQ(g.kernel_name().rfind(m >= 3 ? "sm90_fp8_gemm" : "sm89_fp8_gemm", 0), 0u) << m << " x " << n << ": "
+                                                                                        << g.kernel_name();
   }
 }
 

@@ -61,6 +61,15 @@ class Sm89Fp8GemmImpl final : public detail::GemmImpl {
     const Sm89Fp8TileConfig& c = kSm89Fp8Configs[plan_.config];
     m_tiles_ = (desc_.m + c.block_m - 1) / c.block_m;
     n_tiles_ = (desc_.n + c.block_n - 1) / c.block_n;
+    // A ceiling on the CTAs per SM: enough dynamic shared memory that one more CTA does not fit
+    // (the runtime's own 1 KB per CTA comes on top), within what the kernel may use. Only where
+    // that pads the launch (the kernel name then ends in _c<cap>).
+    if (plan_.ctas_per_sm_cap > 0) {
+      const int floor = (gpu.smem_per_sm / (plan_.ctas_per_sm_cap + 1) + 1 + 127) / 128 * 128;
+      if (floor > kernels_->smem_bytes(plan_.config, occupancy_m(desc_)) &&
+          floor <= kernels_->smem_bytes(plan_.config, c.block_m))
+        smem_floor_ = floor;
+    }
     if (plan_.split_mode == Sm89Fp8SplitMode::kWorkspace)
       partial_bytes_ = round_up(static_cast<size_t>(plan_.splits) * static_cast<size_t>(desc_.m) *
                                     static_cast<size_t>(desc_.n) * sizeof(float),
@@ -71,7 +80,8 @@ class Sm89Fp8GemmImpl final : public detail::GemmImpl {
   std::string name() const override {
     const std::string family = int8_ ? std::string("sm80_int8_gemm") + "_" : std::string(kSm89Fp8GemmName) + (block_ ? "_block_" : "_scaled_");
     return family + kSm89Fp8Configs[plan_.config].tag + "_s" + std::to_string(plan_.splits) +
-           (plan_.split_mode == Sm89Fp8SplitMode::kWorkspace ? "ws" : "");
+           (plan_.split_mode == Sm89Fp8SplitMode::kWorkspace ? "ws" : "") +
+           (smem_floor_ > 0 ? "_c" + std::to_string(plan_.ctas_per_sm_cap) : "");
   }
   std::string weight_layout() const override { return int8_ ? kInt8NkLayout : kFp8NkLayout; }
   std::size_t workspace_size() const override { return partial_bytes_; }
@@ -141,7 +151,7 @@ class Sm89Fp8GemmImpl final : public detail::GemmImpl {
     p.n_tiles = static_cast<int>(n_tiles_);
     p.split_mode = static_cast<int>(plan_.split_mode);
     p.out_bf16 = desc_.out_dtype == DType::kBF16 ? 1 : 0;
-    if (Status s = kernels_->launch(p, plan_.config, plan_.splits, pdl_, stream); !s.ok()) return s;
+    if (Status s = kernels_->launch(p, plan_.config, plan_.splits, pdl_, smem_floor_, stream); !s.ok()) return s;
     // Block mode and int8 write scaled partials (sm89_fp8_gemm_epilogue.cuh): the reduction
     // only sums them in split order and adds the bias.
     if (plan_.split_mode == Sm89Fp8SplitMode::kWorkspace)
@@ -159,6 +169,7 @@ class Sm89Fp8GemmImpl final : public detail::GemmImpl {
   const Sm89Fp8GemmKernels* kernels_;
   int64_t m_tiles_ = 0, n_tiles_ = 0;
   size_t partial_bytes_ = 0;  // workspace split-K: fp32 partial sums (splits, m, n)
+  int smem_floor_ = 0;        // the launch's least dynamic shared memory (plan_.ctas_per_sm_cap)
 };
 
 }  // namespace
@@ -213,6 +224,19 @@ Sm89Fp8Plan sm89_fp8_gemm_plan(const GemmDesc& d, const GpuSpec& gpu) {
   return choose_sm89_fp8_plan(p);
 }
 
+int sm89_fp8_gemm_ctas_per_sm(const GemmDesc& d, const GpuSpec& gpu, int config) {
+  if (config < 0 || config >= kSm89Fp8ConfigCount)
+    throw Error(std::string(who_of(d)) + "no tile configuration " + std::to_string(config));
+  const Sm89Fp8GemmKernels& k = kernels_for(d);
+  int current = 0, ctas_per_sm = 0;
+  LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
+  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(gpu.device));
+  const Status s = k.prepare(config, occupancy_m(d), &ctas_per_sm);
+  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
+  throw_if_error(s);
+  return ctas_per_sm;
+}
+
 int sm89_fp8_gemm_resident_clusters(const GemmDesc& d, const GpuSpec& gpu, int config, int splits) {
   if (config < 0 || config >= kSm89Fp8ConfigCount || splits < 2 || splits > kSm89Fp8MaxSplits ||
       !cluster_split_runs_on(gpu))
@@ -236,6 +260,9 @@ std::unique_ptr<detail::GemmImpl> sm89_8bit_gemm_make_impl(const GemmDesc& desc,
     throw Error(std::string(who) + "invalid plan: config " + std::to_string(plan.config) + ", splits " +
                 std::to_string(plan.splits) + " (configs 0.." + std::to_string(kSm89Fp8ConfigCount - 1) +
                 ", splits 1.." + std::to_string(kSm89Fp8MaxSplits) + ")");
+  if (plan.ctas_per_sm_cap < 0)
+    throw Error(std::string(who) + "invalid plan: ctas_per_sm_cap " + std::to_string(plan.ctas_per_sm_cap) +
+                " (0 for none, or at least 1)");
   if ((plan.splits > 1) != (plan.split_mode != Sm89Fp8SplitMode::kNone))
     throw Error(std::string(who) + "split mode does not match splits=" + std::to_string(plan.splits));
   if (plan.split_mode == Sm89Fp8SplitMode::kCluster && !cluster_split_runs_on(gpu))

@@ -31,6 +31,10 @@ std::unique_ptr<detail::GemmImpl> sm89_fp8_gemm_make_with_plan(const GemmDesc& d
 // The plan the heuristic picks for desc on gpu (what make() will use).
 Sm89Fp8Plan sm89_fp8_gemm_plan(const GemmDesc& desc, const GpuSpec& gpu);
 
+// How many CTAs of configuration `config` one SM of gpu holds for desc.m tokens (the occupancy
+// calculator; unpadded, i.e. without a plan's ctas_per_sm_cap).
+int sm89_fp8_gemm_ctas_per_sm(const GemmDesc& desc, const GpuSpec& gpu, int config);
+
 // How many clusters of `splits` CTAs of configuration `config` the GPU keeps resident at once
 // for desc.m tokens (the cluster split mode, sm_90; 0 elsewhere or where none fits).
 int sm89_fp8_gemm_resident_clusters(const GemmDesc& desc, const GpuSpec& gpu, int config, int splits);

@@ -17,13 +17,13 @@
 namespace lowbit::cuda {
 
 template <int CFG, bool BLOCK, Sm89Fp8Element ELEM>
-Status launch_sm89_fp8_config(const Sm89Fp8GemmParams& p, int splits, bool pdl, Stream stream) {
+Status launch_sm89_fp8_config(const Sm89Fp8GemmParams& p, int splits, bool pdl, int smem_floor, Stream stream) {
   using K = Sm89Fp8Gemm<CFG, BLOCK, ELEM>;
   auto* kernel = &sm89_fp8_gemm_kernel<CFG, BLOCK, ELEM>;
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(static_cast<unsigned>(p.m_tiles * p.n_tiles), 1, static_cast<unsigned>(splits));
   cfg.blockDim = dim3(K::THREADS);
-  cfg.dynamicSmemBytes = static_cast<size_t>(K::smem_bytes(p.m));
+  cfg.dynamicSmemBytes = static_cast<size_t>(K::smem_bytes(p.m) > smem_floor ? K::smem_bytes(p.m) : smem_floor);
   cfg.stream = stream;
   cudaLaunchAttribute attr[2];
   int n = 0;
@@ -69,9 +69,11 @@ Status clusters_sm89_fp8_dispatch(std::integer_sequence<int, CFGS...>, int cfg, 
 
 template <bool BLOCK, Sm89Fp8Element ELEM, int... CFGS>
 Status launch_sm89_fp8_dispatch(std::integer_sequence<int, CFGS...>, const Sm89Fp8GemmParams& p, int cfg,
-                                int splits, bool pdl, Stream stream) {
+                                int splits, bool pdl, int smem_floor, Stream stream) {
   Status s = Status::Fail("lowbit: sm89_fp8_gemm: no tile configuration " + std::to_string(cfg));
-  ((cfg == CFGS ? (void)(s = launch_sm89_fp8_config<CFGS, BLOCK, ELEM>(p, splits, pdl, stream)) : (void)0), ...);
+  ((cfg == CFGS ? (void)(s = launch_sm89_fp8_config<CFGS, BLOCK, ELEM>(p, splits, pdl, smem_floor, stream))
+                : (void)0),
+   ...);
   return s;
 }
 
@@ -95,8 +97,8 @@ template <bool BLOCK, Sm89Fp8Element ELEM = Sm89Fp8Element::kE4M3>
 const Sm89Fp8GemmKernels& sm89_fp8_gemm_kernels() {
   using Seq = std::make_integer_sequence<int, kSm89Fp8ConfigCount>;
   static const Sm89Fp8GemmKernels kKernels = {
-      [](const Sm89Fp8GemmParams& p, int cfg, int splits, bool pdl, Stream stream) {
-        return launch_sm89_fp8_dispatch<BLOCK, ELEM>(Seq{}, p, cfg, splits, pdl, stream);
+      [](const Sm89Fp8GemmParams& p, int cfg, int splits, bool pdl, int smem_floor, Stream stream) {
+        return launch_sm89_fp8_dispatch<BLOCK, ELEM>(Seq{}, p, cfg, splits, pdl, smem_floor, stream);
       },
       [](int cfg, int m, int* ctas_per_sm) {
         return prepare_sm89_fp8_dispatch<BLOCK, ELEM>(Seq{}, cfg, m, ctas_per_sm);

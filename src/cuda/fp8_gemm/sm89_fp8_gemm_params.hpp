@@ -54,7 +54,9 @@ struct Sm89Fp8GemmKernels {
   // kCluster the splits of a tile form one cluster (1, 1, splits). pdl: launch with
   // programmatic stream serialization (sm_90: the weights' first stages are requested before
   // the previous kernel of the stream has finished).
-  Status (*launch)(const Sm89Fp8GemmParams& p, int cfg, int splits, bool pdl, Stream stream);
+  // smem_floor: the launch's dynamic shared memory is at least this many bytes (a ceiling on
+  // the CTAs an SM holds; 0: the kernel's own need).
+  Status (*launch)(const Sm89Fp8GemmParams& p, int cfg, int splits, bool pdl, int smem_floor, Stream stream);
   // Raises the kernel's dynamic shared-memory limit on the current device and returns how
   // many CTAs of it fit on one SM for m tokens.
   Status (*prepare)(int cfg, int m, int* ctas_per_sm);

@@ -154,13 +154,19 @@ std::vector<const FamilyEntry*> apply_selection_rules(const GemmDesc& desc, cons
   // sm89 78.5 / 80.3 and 80.8 / 82.3; sm90 at m = 9 80.5 and 90.1 with the model's down plan,
   // about 75.8 and 80.5 with the long-k one (down at m = 9 with m64n128 s4 not measured).
   // Before (commit 5f315fa) sm89 came first up to m = 16 (85.0 against 86.1 at m = 16 then).
-  // Except, from m = 3, layers with many channels (at least one m64n128 tile of sm90 per SM:
-  // gate_up), where the 8-token tile runs in several waves: H200, gate_up, per-tensor / block,
-  // us, sm89 against sm90 at m = 3..8: 38.3-38.9 against 33.4-34.2 and 38.9-40.5 against
-  // 34.4-35.8; at m = 2 32.8 against 32.7 and 32.3 against 34.9. (qkv, 6144 channels: within
-  // 0.4 us per-tensor, sm89 0.4-3 us ahead in block mode; it stays on sm89.)
-  const bool fp8_many_channels = desc.n >= 128 * static_cast<int64_t>(std::max(1, gpu.sm_count));
-  if (desc.w.kind == WeightKind::kFp8 && desc.m <= 8 && !(desc.m >= 3 && fp8_many_channels)) {
+  // Except, from m = 3, layers with more channels than sm89's t64 tile covers in one resident
+  // wave (t64 rows x its CTAs per SM x SMs: 33792 on a 132-SM GPU), where sm89 would run its
+  // 8-token tile in several waves: H200, gate_up, per-tensor / block, us, sm89 t8 against sm90
+  // at m = 3..8: 38.3-38.9 against 33.4-34.2 and 38.9-40.5 against 34.4-35.8. Below that bound
+  // sm89 takes t64 there (sm89_fp8_gemm_heuristic.cpp, session 58), which beats sm90: gate_up
+  // (28672 channels), same call, each family pinned, m = 3 / 4 / 8, sm89 t64 s1 30.39 / 30.47 /
+  // 30.87 and 30.43 / 30.52 / 30.95 against sm90 m64n128 s1 31.50 / 31.18 / 31.45 and 32.55 /
+  // 32.25 / 32.08 (session 59, bench/results/2026-11-29-h200-sm89-fp8-gate-up/). Before, every
+  // layer of at least 128 x SMs channels went to sm90 from m = 3 (the rule of the t8 era).
+  const Sm89Fp8TileConfig& t64 = kSm89Fp8Configs[sm89_fp8_config_index("t64")];
+  const bool fp8_beyond_one_wave =
+      desc.n > static_cast<int64_t>(t64.block_n) * t64.min_ctas * std::max(1, gpu.sm_count);
+  if (desc.w.kind == WeightKind::kFp8 && desc.m <= 8 && !(desc.m >= 3 && fp8_beyond_one_wave)) {
     auto at = [&](const char* name) {
       return std::find_if(order.begin(), order.end(), [&](const FamilyEntry* f) { return std::string(f->name) == name; });
     };
@@ -178,8 +184,11 @@ std::vector<const FamilyEntry*> apply_selection_rules(const GemmDesc& desc, cons
   // (fp8 down measured alike on the H100 in the same run, sm89 24.53-25.42 against sm90
   // 26.65-26.95 us at m = 9..16, but fp8's rule was fitted on the H200 and is left as it is
   // until measured there.)
+  // The int8 kernels keep t8 at m <= 8 (their t64 ran gate_up slower), so int8 keeps the t8-era
+  // rule: at least one m64n128 tile of sm90 per SM (gate_up) goes to sm90 from m = 3.
+  const bool int8_many_channels = desc.n >= 128 * static_cast<int64_t>(std::max(1, gpu.sm_count));
   const bool int8_long_k = desc.m <= 16 && desc.k >= 2 * desc.n;
-  if (desc.w.kind == WeightKind::kInt8 && ((desc.m <= 8 && !(desc.m >= 3 && fp8_many_channels)) || int8_long_k)) {
+  if (desc.w.kind == WeightKind::kInt8 && ((desc.m <= 8 && !(desc.m >= 3 && int8_many_channels)) || int8_long_k)) {
     auto at = [&](const char* name) {
       return std::find_if(order.begin(), order.end(), [&](const FamilyEntry* f) { return std::string(f->name) == name; });
     };

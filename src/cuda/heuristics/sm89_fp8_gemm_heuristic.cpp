@@ -45,6 +45,7 @@ std::string Sm89Fp8Plan::describe() const {
   std::string s = std::string(kSm89Fp8Configs[config].tag) + " s" + std::to_string(splits);
   if (split_mode == Sm89Fp8SplitMode::kCluster) s += " cluster";
   if (split_mode == Sm89Fp8SplitMode::kWorkspace) s += " workspace";
+  if (ctas_per_sm_cap > 0) s += " c" + std::to_string(ctas_per_sm_cap);
   return s;
 }
 
@@ -93,6 +94,30 @@ Sm89Fp8Plan choose_sm89_fp8_plan(const Sm89Fp8Problem& p) {
          iters / (2 * plan.splits) >= c.min_split_iters &&
          (!p.cluster_ok || split_clusters_fit(p.resident_clusters[plan.config], tiles, 2 * plan.splits)))
     plan.splits *= 2;
+  // t8 held to two CTAs per SM (the launch pads its shared memory so that a third does not
+  // fit) where three fit (m <= 2 on H100/H200), its grid (in one or two splits) fits two per SM,
+  // and k is at least kSm89Fp8T8CapMinIters stages. Measured (session 60, H200, same call, two
+  // alternating rounds, us at m = 1, tensor / block / int8, uncapped -> capped): n = 4096 with
+  // k = 6144 8.14 / 9.71 / 8.32 -> 7.85 / 8.56 / 8.12, k = 8192 10.45 / 11.89 / 10.74 -> 10.07 /
+  // 10.65 / 10.35, k = 14336 (Suite 1's down) 18.01 / 20.62 / 18.04 -> 15.29 / 16.05 / 15.53; in
+  // two splits 2048 x 14336 10.02 / 10.02 / 9.87 -> 9.43 / 9.58 / 9.31 and 1536 x 7168 6.10 /
+  // 6.77 / 5.88 -> 5.95 / 6.17 / 5.56; but k = 4096 (Suite 1's o, 4 stages) 5.63 / 6.34 / 6.10
+  // -> 6.45 / 6.77 / 6.29, and a grid beyond two per SM (3072 x 14336 in two splits, 384 CTAs)
+  // 12.03 -> 16.64. Splits of 4 and 8 were not measured and are left uncapped. Why three CTAs
+  // per SM slow a long stream down is not established (docs/kernels/fp8_gemm.md, "Heuristic").
+  // LOWBIT_SM89_FP8_T8_CAP: 0 turns the rule off, n > 0 holds every t8 plan to n CTAs per SM
+  // wherever more fit (measurement knobs).
+  static const int t8_cap = [] {
+    const char* env = std::getenv("LOWBIT_SM89_FP8_T8_CAP");
+    return env == nullptr ? -1 : std::atoi(env);
+  }();
+  const int t8_per_sm = p.ctas_per_sm[kT8];
+  if (plan.config == kT8 && t8_cap > 0 && t8_per_sm > t8_cap) {
+    plan.ctas_per_sm_cap = t8_cap;
+  } else if (plan.config == kT8 && t8_cap < 0 && t8_per_sm > 2 && plan.splits <= 2 &&
+             tiles * plan.splits <= 2 * int64_t{p.sm_count} && iters >= kSm89Fp8T8CapMinIters) {
+    plan.ctas_per_sm_cap = 2;
+  }
   plan.split_mode = plan.splits == 1 ? Sm89Fp8SplitMode::kNone
                     : p.cluster_ok   ? Sm89Fp8SplitMode::kCluster
                                      : Sm89Fp8SplitMode::kWorkspace;

@@ -72,6 +72,9 @@ enum class Sm89Fp8SplitMode : uint8_t {
 };
 
 inline constexpr int kSm89Fp8MaxSplits = 8;  // the portable cluster size limit
+// t8 plans (one or two splits) over at least this many stages of k are held to two CTAs per
+// SM where their grid fits (choose_sm89_fp8_plan, measured).
+inline constexpr int64_t kSm89Fp8T8CapMinIters = 6;
 
 // Index of the configuration named `tag` in kSm89Fp8Configs, or -1.
 int sm89_fp8_config_index(const char* tag);
@@ -80,7 +83,10 @@ struct Sm89Fp8Plan {
   int config = 0;  // row of kSm89Fp8Configs
   int splits = 1;  // split-K factor, 1..kSm89Fp8MaxSplits
   Sm89Fp8SplitMode split_mode = Sm89Fp8SplitMode::kNone;
-  std::string describe() const;  // "t8 s2 cluster"
+  // At most this many CTAs per SM (0: as many as fit): the launch pads its dynamic shared
+  // memory until no more fit (the heuristic sets 2 on t8 for long k; see the .cpp).
+  int ctas_per_sm_cap = 0;
+  std::string describe() const;  // "t8 s2 cluster", "t8 s1 c2"
 };
 
 struct Sm89Fp8Problem {
