@@ -284,12 +284,13 @@ struct Sm80MixedGemm {
         if (s_copy && static_cast<int>(first_group) + s_group0 < groups) ptx::cp_async_16(st + s_dst, s_src + goff);
         if (z_copy && static_cast<int>(first_group) + z_group0 < groups) ptx::cp_async_16(st + z_dst, z_src + goff);
       }
-      // Only a split's last stage can end inside a chunk (k_end): full stages test nothing.
-      const bool full = k_load + BLOCK_K <= k_end;
+      // Only a split's last stage can end inside a chunk: the columns left in the split, once
+      // per stage, against each copy's column (a compile-time constant but for w_chunk).
+      const int k_rem = k_end - k_load;
 #pragma unroll
       for (int i = 0; i < kWChunks; ++i) {
         const int col = (w_chunk + copy_chunk(i)) * CHUNK_K;  // in the stage
-        if (copy_strip(i) < w_left && (full || k_load + col < k_end))
+        if (copy_strip(i) < w_left && col < k_rem)
           ptx::cp_async_16(st + w_dst + i * kWDstStep,
                            w_src + static_cast<uint64_t>(copy_strip(i)) * w_strip_units + copy_chunk(i) * 32);
       }
