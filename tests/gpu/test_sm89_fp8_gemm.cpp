@@ -702,6 +702,7 @@ TEST(sm89_fp8_gemm, heuristic_suite1_plans) {
   EXPECT_EQ(plan(1, gate_up), "t64 s1");
   // down (256 tiles, 14 stages) is held to two t8 CTAs per SM (session 60: 18.0 -> 15.3 us
   // per-tensor at m = 1); o (4 stages) is not (5.6 -> 6.5 us with the cap).
+  EXPECT_EQ(plan(1, down), "t8 s1 c2");
   EXPECT_EQ(plan(2, down), "t8 s1 c2");
   // With two t8 CTAs per SM (m >= 3 on an H200) qkv's 384 tiles no longer fit either: t64 in
   // four splits (48 tiles, 4096 / 128 = 32 stages; sweep at m = 4 / 8: 8.8 / 9.2 us against t8's
