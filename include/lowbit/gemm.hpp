@@ -167,7 +167,9 @@ class Gemm {
   // Dense weights: (n, k) row-major of desc.w.dense_dtype.
   PackedWeight pack_dense(const void* w) const;
 
-  // CUDA: enqueue on `stream`; CPU: computes synchronously (stream ignored). Checks
+  // CUDA: enqueue on `stream` (a stream of the Gemm's device), with the Gemm's device made
+  // current for the launches and the caller's current device given back, whatever thread and
+  // device the call comes from; CPU: computes synchronously (stream ignored). Checks
   // arguments (null pointers, can_implement) and returns a failed Status without running.
   Status run(const GemmArgs& args, void* workspace, Stream stream = nullptr) const;
 

@@ -2,9 +2,11 @@
 // runtime, and never throwing without a GPU.
 #include <cuda_runtime_api.h>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "cuda/common/device_guard.hpp"
 #include "cuda/heuristics/gpu_spec.hpp"
 #include "lowbit/gemm.hpp"
 #include "test_gpu_common.hpp"
@@ -91,6 +93,49 @@ TEST(device_info, gpus_and_families) {
     EXPECT_TRUE(has_baseline);
   }
   EXPECT_FALSE(cuda_driver_version().empty());
+}
+
+// Runs with or without a GPU: the guard the families switch devices with (device_guard.hpp).
+// A device that does not exist is a failed Status naming the call, and the caller's current
+// device stays what it was; a guard for the current device switches nothing, and finish()
+// passes the caller's status through.
+TEST(device_info, device_guard_reports_and_restores) {
+  int count = 0;
+  const bool have_gpu = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+  (void)cudaGetLastError();
+  {
+    cuda::DeviceGuard bad(99);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.status().message().rfind("lowbit: CUDA error ", 0), 0u) << bad.status().message();
+    EXPECT_THROW(bad.check(), Error);
+    EXPECT_TRUE(bad.finish(Status::Ok()).ok());  // nothing was switched, nothing to give back
+  }
+  if (!have_gpu) GTEST_SKIP() << "no GPU: the rest needs one";
+  int before = -1;
+  ASSERT_EQ(cudaGetDevice(&before), cudaSuccess);
+  {
+    cuda::DeviceGuard same(before);
+    EXPECT_TRUE(same.ok()) << same.status().message();
+    EXPECT_NO_THROW(same.check());
+    const Status passed = same.finish(Status::Fail("lowbit: the caller's failure"));
+    EXPECT_EQ(passed.message(), "lowbit: the caller's failure");
+  }
+  int after = -1;
+  ASSERT_EQ(cudaGetDevice(&after), cudaSuccess);
+  EXPECT_EQ(after, before);
+  if (count < 2) GTEST_SKIP() << "one GPU: switching to another and back is not testable here";
+  const int other = before == 0 ? 1 : 0;
+  try {
+    cuda::DeviceGuard guard(other);
+    ASSERT_TRUE(guard.ok()) << guard.status().message();
+    int now = -1;
+    ASSERT_EQ(cudaGetDevice(&now), cudaSuccess);
+    EXPECT_EQ(now, other);
+    throw std::runtime_error("left by an exception");
+  } catch (const std::runtime_error&) {
+  }
+  ASSERT_EQ(cudaGetDevice(&after), cudaSuccess);
+  EXPECT_EQ(after, before);  // the destructor gave the device back
 }
 
 }  // namespace

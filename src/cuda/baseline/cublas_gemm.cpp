@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cuda/common/check.hpp"
+#include "cuda/common/device_guard.hpp"
 
 namespace lowbit::cuda {
 namespace {
@@ -196,32 +197,6 @@ Status check_fp8(const GemmDesc& d, const GpuSpec& gpu) {
 // ---------------------------------------------------------------------------------------
 // Device and handle
 // ---------------------------------------------------------------------------------------
-
-// Makes `device` current for the scope when it is not already; restores the previous one.
-// run() pays one cudaGetDevice() (a thread-local read) when the caller's device is right.
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int device) {
-    cudaError_t e = cudaGetDevice(&previous_);
-    if (e == cudaSuccess && previous_ != device) {
-      e = cudaSetDevice(device);
-      switched_ = e == cudaSuccess;
-    }
-    if (e != cudaSuccess)
-      status_ = check_impl::cuda_status(e, __FILE__, __LINE__, "cudaSetDevice(gemm device)");
-  }
-  ~DeviceGuard() {
-    if (switched_) (void)cudaSetDevice(previous_);
-  }
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-  const Status& status() const { return status_; }
-
- private:
-  int previous_ = 0;
-  bool switched_ = false;
-  Status status_;
-};
 
 // One cuBLASLt handle per device, created on first use with that device current. cuBLASLt
 // handles are thread-safe and carry no per-call state, so every Gemm on the device shares

@@ -8,8 +8,10 @@
 
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "cuda/common/check.hpp"
+#include "cuda/common/device_guard.hpp"
 #include "cuda/fp8_gemm/fp8_gemm_common.hpp"
 #include "cuda/fp8_gemm/sm89_fp8_gemm_params.hpp"
 #include "cuda/int8_gemm/int8_gemm_common.hpp"
@@ -117,12 +119,9 @@ class Sm89Fp8GemmImpl final : public detail::GemmImpl {
     }
     if (partial_bytes_ > 0 && !aligned(workspace, 16)) return misaligned("workspace", 16);
 
-    int current = 0;
-    LOWBIT_CUDA_TRY(cudaGetDevice(&current));
-    if (current != device_) LOWBIT_CUDA_TRY(cudaSetDevice(device_));
-    const Status s = enqueue(args, workspace, stream);
-    if (current != device_) LOWBIT_CUDA_TRY(cudaSetDevice(current));
-    return s;
+    DeviceGuard guard(device_);
+    if (!guard.ok()) return guard.status();
+    return guard.finish(enqueue(args, workspace, stream));
   }
 
  private:
@@ -211,16 +210,14 @@ Sm89Fp8Plan sm89_fp8_gemm_plan(const GemmDesc& d, const GpuSpec& gpu) {
   // Occupancy of every configuration for this m on this GPU (host-side runtime calls, at
   // construction; also raises each kernel's shared-memory limit on the device).
   const Sm89Fp8GemmKernels& k = kernels_for(d);
-  int current = 0;
-  LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
-  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(gpu.device));
+  DeviceGuard guard(gpu.device);
+  guard.check();
   Status s;
   const int mm = occupancy_m(d);
   for (int c = 0; c < kSm89Fp8ConfigCount && s.ok(); ++c) s = k.prepare(c, mm, &p.ctas_per_sm[c]);
   for (int c = 0; c < kSm89Fp8ConfigCount && s.ok() && p.cluster_ok; ++c)
     for (int e = 1; e <= 3 && s.ok() && p.ctas_per_sm[c] > 0; ++e) s = k.clusters(c, mm, 1 << e, &p.resident_clusters[c][e]);
-  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
-  throw_if_error(s);
+  throw_if_error(guard.finish(std::move(s)));
   return choose_sm89_fp8_plan(p);
 }
 
@@ -228,12 +225,10 @@ int sm89_fp8_gemm_ctas_per_sm(const GemmDesc& d, const GpuSpec& gpu, int config)
   if (config < 0 || config >= kSm89Fp8ConfigCount)
     throw Error(std::string(who_of(d)) + "no tile configuration " + std::to_string(config));
   const Sm89Fp8GemmKernels& k = kernels_for(d);
-  int current = 0, ctas_per_sm = 0;
-  LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
-  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(gpu.device));
-  const Status s = k.prepare(config, occupancy_m(d), &ctas_per_sm);
-  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
-  throw_if_error(s);
+  int ctas_per_sm = 0;
+  DeviceGuard guard(gpu.device);
+  guard.check();
+  throw_if_error(guard.finish(k.prepare(config, occupancy_m(d), &ctas_per_sm)));
   return ctas_per_sm;
 }
 
@@ -243,13 +238,12 @@ int sm89_fp8_gemm_resident_clusters(const GemmDesc& d, const GpuSpec& gpu, int c
     return 0;
   const Sm89Fp8GemmKernels& k = kernels_for(d);
   const int mm = occupancy_m(d);
-  int current = 0, ctas_per_sm = 0, clusters = 0;
-  LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
-  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(gpu.device));
+  int ctas_per_sm = 0, clusters = 0;
+  DeviceGuard guard(gpu.device);
+  guard.check();
   Status s = k.prepare(config, mm, &ctas_per_sm);
   if (s.ok() && ctas_per_sm > 0) s = k.clusters(config, mm, splits, &clusters);
-  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
-  throw_if_error(s);
+  throw_if_error(guard.finish(std::move(s)));
   return clusters;
 }
 
@@ -274,13 +268,8 @@ std::unique_ptr<detail::GemmImpl> sm89_8bit_gemm_make_impl(const GemmDesc& desc,
     throw Error(std::string(who) + "plan " + plan.describe() + " makes " + std::to_string(tiles) +
                 " tiles, more than a grid holds (" + desc.describe() + ")");
   const Sm89Fp8GemmKernels& k = kernels_for(desc);
-  // Raise the kernel's dynamic shared-memory limit on the GPU it will run on (per device).
-  int current = 0, ctas_per_sm = 0;
-  LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
-  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(gpu.device));
-  const Status s = k.prepare(plan.config, occupancy_m(desc), &ctas_per_sm);
-  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
-  throw_if_error(s);
+  // Raises the kernel's dynamic shared-memory limit on the GPU it will run on (per device).
+  const int ctas_per_sm = sm89_fp8_gemm_ctas_per_sm(desc, gpu, plan.config);
   if (ctas_per_sm < 1)
     throw Error(std::string(who) + "configuration " + c.tag + " does not fit one SM of " + gpu.name + " (" +
                 std::to_string(k.smem_bytes(plan.config, occupancy_m(desc))) + " bytes of shared memory, " +

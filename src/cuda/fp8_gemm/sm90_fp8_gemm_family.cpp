@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cuda/common/check.hpp"
+#include "cuda/common/device_guard.hpp"
 #include "cuda/common/tensor_map.hpp"
 #include "cuda/fp8_gemm/fp8_gemm_common.hpp"
 #include "cuda/fp8_gemm/sm90_fp8_gemm_params.hpp"
@@ -85,12 +86,12 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
     // int8 weights: LOWBIT_INT8_GEMM_PDL, as for sm80_int8_gemm.
     const char* pdl_env = std::getenv(int8_ ? "LOWBIT_INT8_GEMM_PDL" : "LOWBIT_FP8_GEMM_PDL");
     pdl_ = pdl_env == nullptr || pdl_env[0] != '0';
-    int current = 0;
-    LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
-    if (current != device_) LOWBIT_CUDA_CHECK(cudaSetDevice(device_));
-    const Status s = int8_ ? sm90_int8_gemm_prepare(plan_.config) : sm90_fp8_gemm_prepare(plan_.config, block_);
-    if (current != device_) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
-    throw_if_error(s);
+    {
+      DeviceGuard guard(device_);
+      guard.check();
+      throw_if_error(guard.finish(int8_ ? sm90_int8_gemm_prepare(plan_.config)
+                                        : sm90_fp8_gemm_prepare(plan_.config, block_)));
+    }
     if (!tensor_map_available()) throw Error(std::string(who_) + "the driver has no cuTensorMapEncodeTiled");
   }
 
@@ -201,14 +202,22 @@ class Sm90Fp8GemmImpl final : public detail::GemmImpl {
     p.out_bf16 = d_.out_dtype == DType::kBF16;
     p.partial = plan_.splits > 1 ? static_cast<float*>(workspace) : nullptr;
     const cudaStream_t st = reinterpret_cast<cudaStream_t>(stream);
-    if (plan_.sk_tiles > 0)
-      LOWBIT_CUDA_TRY(cudaMemsetAsync(workspace, 0, static_cast<std::size_t>(plan_.sk_tiles) * consumers_ * 4, st));
-    if (Status s = int8_ ? sm90_int8_gemm_launch(plan_.config, map_a, map_w, map_out, p, grid_, pdl_, st)
-                         : sm90_fp8_gemm_launch(plan_.config, block_, map_a, map_w, map_sa, map_out, p, grid_, pdl_, st);
-        !s.ok())
-      return s;
-    if (plan_.splits > 1) return sm90_fp8_gemm_reduce(p, pdl_, st);
-    return Status::Ok();
+    // The launches go to this object's GPU whatever the caller's current device (until session
+    // 61 this family launched on the current one: on a machine of several GPUs, a call from a
+    // thread whose current device was another failed or ran there).
+    auto launch = [&]() -> Status {
+      if (plan_.sk_tiles > 0)
+        LOWBIT_CUDA_TRY(cudaMemsetAsync(workspace, 0, static_cast<std::size_t>(plan_.sk_tiles) * consumers_ * 4, st));
+      if (Status s = int8_ ? sm90_int8_gemm_launch(plan_.config, map_a, map_w, map_out, p, grid_, pdl_, st)
+                           : sm90_fp8_gemm_launch(plan_.config, block_, map_a, map_w, map_sa, map_out, p, grid_, pdl_, st);
+          !s.ok())
+        return s;
+      if (plan_.splits > 1) return sm90_fp8_gemm_reduce(p, pdl_, st);
+      return Status::Ok();
+    };
+    DeviceGuard guard(device_);
+    if (!guard.ok()) return guard.status();
+    return guard.finish(launch());
   }
 
  private:

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "cuda/common/check.hpp"
+#include "cuda/common/device_guard.hpp"
 #include "cuda/common/launch_attrs.hpp"
 #include "cuda/gemv/smxx_gemv_bitserial.hpp"
 #include "cuda/gemv/smxx_gemv_bitserial_params.hpp"
@@ -107,13 +108,13 @@ class SmxxGemvImpl final : public detail::GemmImpl {
       if (fn_ == nullptr || planes_fn_ == nullptr)
         throw Error(std::string(kWho) + "no bit-serial kernel for " + desc.describe());
       const int warps = gemv::bitserial_warps(s, gpu);
-      int current = 0;
-      LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
-      if (current != device_) LOWBIT_CUDA_CHECK(cudaSetDevice(device_));
       int blocks = 0;  // static shared memory only: no limit to raise
-      const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn_, 32 * warps, 0);
-      if (current != device_) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
-      LOWBIT_CUDA_CHECK(e);
+      {
+        DeviceGuard guard(device_);
+        guard.check();
+        LOWBIT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn_, 32 * warps, 0));
+        throw_if_error(guard.finish(Status::Ok()));
+      }
       if (blocks < 1) throw Error(std::string(kWho) + "bit-serial launch does not fit an SM for " + desc.describe());
       bs_launch_ = gemv::finish_bitserial_launch(s, warps, blocks, gpu);
       return;
@@ -186,9 +187,8 @@ class SmxxGemvImpl final : public detail::GemmImpl {
     p.scale_prefetch = launch_.scale_prefetch ? 1 : 0;
     gemv::gemv_work_split(p, launch_.grid);
 
-    int current = 0;
-    LOWBIT_CUDA_TRY(cudaGetDevice(&current));
-    if (current != device_) LOWBIT_CUDA_TRY(cudaSetDevice(device_));
+    DeviceGuard guard(device_);
+    if (!guard.ok()) return guard.status();
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(static_cast<unsigned>(launch_.grid));
     cfg.blockDim = dim3(static_cast<unsigned>(32 * launch_.warps));
@@ -203,10 +203,8 @@ class SmxxGemvImpl final : public detail::GemmImpl {
     cfg.attrs = nattr > 0 ? attr : nullptr;
     cfg.numAttrs = nattr;
     void* kargs[] = {&p};
-    const cudaError_t e = cudaLaunchKernelExC(&cfg, fn_, kargs);
-    if (current != device_) LOWBIT_CUDA_TRY(cudaSetDevice(current));
-    LOWBIT_CUDA_TRY(e);
-    return Status::Ok();
+    LOWBIT_CUDA_TRY(cudaLaunchKernelExC(&cfg, fn_, kargs));
+    return guard.finish(Status::Ok());
   }
 
  private:
@@ -243,9 +241,8 @@ class SmxxGemvImpl final : public detail::GemmImpl {
     p.has_zeros = f.zero != ZeroPoint::kSymmetric ? 1 : 0;
     p.has_bias = desc_.has_bias ? 1 : 0;
 
-    int current = 0;
-    LOWBIT_CUDA_TRY(cudaGetDevice(&current));
-    if (current != device_) LOWBIT_CUDA_TRY(cudaSetDevice(device_));
+    DeviceGuard guard(device_);
+    if (!guard.ok()) return guard.status();
     cudaLaunchAttribute attr[1] = {pdl_launch_attr()};
     void* kargs[] = {&p};
     cudaLaunchConfig_t cfg = {};
@@ -262,9 +259,8 @@ class SmxxGemvImpl final : public detail::GemmImpl {
       cfg.blockDim = dim3(static_cast<unsigned>(32 * bs_launch_.warps));
       e = cudaLaunchKernelExC(&cfg, fn_, kargs);
     }
-    if (current != device_) LOWBIT_CUDA_TRY(cudaSetDevice(current));
     LOWBIT_CUDA_TRY(e);
-    return Status::Ok();
+    return guard.finish(Status::Ok());
   }
 
   GemmDesc desc_;
@@ -336,9 +332,8 @@ gemv::GemvLaunch smxx_gemv_launch_for(const GemmDesc& d, const GpuSpec& gpu) {
   gemv::GemvLaunch l = gemv::choose_gemv_launch(shape_of(d, gpu), gpu);
   const void* fn = gemv::gemv_kernel(kernel_row(d, gpu));
   if (fn == nullptr) throw Error(std::string(kWho) + "no kernel for " + d.describe());
-  int current = 0;
-  LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
-  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(gpu.device));
+  DeviceGuard guard(gpu.device);
+  guard.check();
   int blocks = prepare_kernel(fn, gpu.device, l.warps, l.smem_bytes);
   // The launch's blocks per SM are a ceiling, not only the grid's size: a kernel whose registers
   // would let more of its blocks share an SM gets them anyway from the block scheduler (with
@@ -373,8 +368,8 @@ gemv::GemvLaunch smxx_gemv_launch_for(const GemmDesc& d, const GpuSpec& gpu) {
     cfg.numAttrs = 1;
     e = cudaOccupancyMaxActiveClusters(&clusters, fn, &cfg);
   }
-  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
   LOWBIT_CUDA_CHECK(e);
+  throw_if_error(guard.finish(Status::Ok()));
   if (blocks < 1 || (l.ksplit > 1 && clusters < 1))
     throw Error(std::string(kWho) + "launch does not fit an SM (" + std::to_string(l.warps) + " warps, " +
                 std::to_string(l.smem_bytes) + " bytes of shared memory" +

@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "cuda/common/check.hpp"
+#include "cuda/common/device_guard.hpp"
 #include "cuda/mixed_gemm/sm80_mixed_gemm_params.hpp"
 #include "cuda/mixed_gemm/tiled_gemm_check.hpp"
 #include "lowbit/pack.hpp"
@@ -56,9 +58,8 @@ struct Occupancy {
 
 Occupancy occupancy(DType act, int bits, const GpuSpec& gpu, int64_t m) {
   const MixedGemmKernels& k = kernels_for(act, bits);
-  int current = 0;
-  LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
-  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(gpu.device));
+  DeviceGuard guard(gpu.device);
+  guard.check();
   Occupancy occ;
   Status s;
   const int mm = static_cast<int>(std::min<int64_t>(m, 1 << 20));
@@ -67,8 +68,7 @@ Occupancy occupancy(DType act, int bits, const GpuSpec& gpu, int64_t m) {
     occ.fits[c] = k.variant(c, occ.small[c]).max_smem_bytes <= gpu.smem_per_block_optin;
     if (occ.fits[c]) s = k.prepare(c, occ.small[c], mm, &occ.ctas_per_sm[c]);
   }
-  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
-  throw_if_error(s);
+  throw_if_error(guard.finish(std::move(s)));
   return occ;
 }
 
@@ -114,12 +114,9 @@ class Sm80MixedGemmImpl final : public detail::GemmImpl {
     if (workspace_size() > 0 && (reinterpret_cast<uintptr_t>(workspace) & 255) != 0)
       return Status::Fail(std::string(kWho) + "workspace must be 256-byte aligned");
 
-    int current = 0;
-    LOWBIT_CUDA_TRY(cudaGetDevice(&current));
-    if (current != device_) LOWBIT_CUDA_TRY(cudaSetDevice(device_));
-    Status s = enqueue(args, workspace, stream);
-    if (current != device_) LOWBIT_CUDA_TRY(cudaSetDevice(current));
-    return s;
+    DeviceGuard guard(device_);
+    if (!guard.ok()) return guard.status();
+    return guard.finish(enqueue(args, workspace, stream));
   }
 
  private:
@@ -193,13 +190,11 @@ namespace {
 // which raised the kernels' shared-memory limits); 0 where the row does not fit.
 int resident_clusters(DType act, int bits, const GpuSpec& gpu, const Occupancy& occ, int64_t m, int c, int splits) {
   if (!occ.fits[c]) return 0;
-  int current = 0, clusters = 0;
-  LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
-  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(gpu.device));
-  const Status s = kernels_for(act, bits).clusters(c, occ.small[c], static_cast<int>(std::min<int64_t>(m, 1 << 20)),
-                                                   splits, &clusters);
-  if (current != gpu.device) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
-  throw_if_error(s);
+  int clusters = 0;
+  DeviceGuard guard(gpu.device);
+  guard.check();
+  throw_if_error(guard.finish(kernels_for(act, bits).clusters(
+      c, occ.small[c], static_cast<int>(std::min<int64_t>(m, 1 << 20)), splits, &clusters)));
   return clusters;
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cuda/common/check.hpp"
+#include "cuda/common/device_guard.hpp"
 #include "cuda/common/tensor_map.hpp"
 #include "cuda/mixed_gemm/sm80_mixed_gemm_params.hpp"
 #include "cuda/mixed_gemm/sm90_mixed_gemm_params.hpp"
@@ -57,12 +58,11 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
     if (plan_.splits < 1 || plan_.splits > k_blocks)
       throw Error(std::string(kWho) + "splits must be in 1.." + std::to_string(k_blocks) + ", got " +
                   std::to_string(plan_.splits));
-    int current = 0;
-    LOWBIT_CUDA_CHECK(cudaGetDevice(&current));
-    if (current != device_) LOWBIT_CUDA_CHECK(cudaSetDevice(device_));
-    const Status s = kernels_->prepare(plan_.config);
-    if (current != device_) LOWBIT_CUDA_CHECK(cudaSetDevice(current));
-    throw_if_error(s);
+    {
+      DeviceGuard guard(device_);
+      guard.check();
+      throw_if_error(guard.finish(kernels_->prepare(plan_.config)));
+    }
     if (!tensor_map_available()) throw Error(std::string(kWho) + "the driver has no cuTensorMapEncodeTiled");
   }
 
@@ -94,12 +94,9 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
         return Status::Fail(std::string(kWho) + "needs workspace_size() bytes of workspace (" + d_.describe() + ")");
       if (!aligned(workspace, 16)) return misaligned("workspace");
     }
-    int current = 0;
-    LOWBIT_CUDA_TRY(cudaGetDevice(&current));
-    if (current != device_) LOWBIT_CUDA_TRY(cudaSetDevice(device_));
-    Status s = enqueue(args, workspace, reinterpret_cast<cudaStream_t>(stream));
-    if (current != device_) LOWBIT_CUDA_TRY(cudaSetDevice(current));
-    return s;
+    DeviceGuard guard(device_);
+    if (!guard.ok()) return guard.status();
+    return guard.finish(enqueue(args, workspace, reinterpret_cast<cudaStream_t>(stream)));
   }
 
  private:

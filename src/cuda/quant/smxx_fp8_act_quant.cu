@@ -28,6 +28,7 @@
 #include <type_traits>
 
 #include "cuda/common/check.hpp"
+#include "cuda/common/device_guard.hpp"
 #include "cuda/common/launch_attrs.hpp"
 #include "cuda/heuristics/gpu_spec.hpp"
 
@@ -85,16 +86,12 @@ Status launch_int8(const Int8ActQuantParams& p, int64_t k, const GpuSpec& gpu, S
   return Status::Ok();
 }
 
-// Runs `enqueue` with `device` current, then gives the caller back its current device (the
-// launches never throw, so the restore is always reached).
+// Runs `enqueue` with `device` current, then gives the caller back its current device.
 template <typename Enqueue>
 Status on_device(int device, const Enqueue& enqueue) {
-  int previous = 0;
-  LOWBIT_CUDA_TRY(cudaGetDevice(&previous));
-  if (previous != device) LOWBIT_CUDA_TRY(cudaSetDevice(device));
-  const Status s = enqueue();
-  if (previous != device) LOWBIT_CUDA_TRY(cudaSetDevice(previous));
-  return s;
+  DeviceGuard guard(device);
+  if (!guard.ok()) return guard.status();
+  return guard.finish(enqueue());
 }
 
 // Whether the one-launch per-tensor path may run (LOWBIT_ACT_QUANT_FUSED=0, read at every
