@@ -711,11 +711,11 @@ TEST(sm89_fp8_gemm, heuristic_suite1_plans) {
   EXPECT_EQ(plan(8, gate_up, true, 2), "t64 s1");
   EXPECT_EQ(plan(8, o, true, 2), "t8 s1");
   EXPECT_EQ(plan(8, down, true, 2), "t8 s1");  // two per SM already: no cap
-  // The cap needs the grid (one or two splits) to fit two CTAs per SM and k of at least 6
+  // The cap needs the grid (up to four splits) to fit two CTAs per SM and k of at least 6
   // stages: 2048 x 14336 in two splits (256 CTAs); 1536 x 7168 in two splits where clusters of
   // four do not all fit (the H200 at m = 1: 198 / 92 / 45 clusters of 2 / 4 / 8 resident), in
-  // four (uncapped: not measured) where they would; 4224 x 14336 (264 tiles) and 4240 (265
-  // tiles) in one.
+  // four where they would (384 CTAs: more than two per SM, uncapped); 4224 x 14336 (264 tiles)
+  // and 4240 (265 tiles) in one; 576 x 7168 in four (144 CTAs, session 61).
   EXPECT_EQ(plan(1, Layer{2048, 14336}), "t8 s2 cluster c2");
   cuda::Sm89Fp8Problem n1536 = problem(1, Layer{1536, 7168});
   EXPECT_EQ(cuda::choose_sm89_fp8_plan(n1536).describe(), "t8 s4 cluster");
@@ -730,8 +730,9 @@ TEST(sm89_fp8_gemm, heuristic_suite1_plans) {
   cuda::Sm89Fp8Problem int8_gate_up = problem(1, gate_up);
   int8_gate_up.wide_tile_for_waves = false;
   EXPECT_EQ(cuda::choose_sm89_fp8_plan(int8_gate_up).describe(), "t8 s1");
-  EXPECT_EQ(plan(1, Layer{576, 7168}), "t8 s4 cluster");  // 36 tiles, 7 stages: >= 1 per split
-  EXPECT_EQ(plan(1, Layer{576, 7168}, false), "t8 s4 workspace");
+  EXPECT_EQ(plan(1, Layer{576, 7168}), "t8 s4 cluster c2");  // 36 tiles, 7 stages: >= 1 per split
+  EXPECT_EQ(plan(1, Layer{576, 7168}, false), "t8 s4 workspace c2");
+  EXPECT_EQ(plan(1, Layer{576, 5120}), "t8 s4 cluster");  // 5 stages: below the cap's 6
   EXPECT_EQ(plan(16, qkv), "t16 s2 cluster");
   EXPECT_EQ(plan(16, o), "t16 s4 cluster");
   EXPECT_EQ(plan(16, gate_up), "t16 s1");

@@ -36,6 +36,10 @@ for wheel in glob.glob(f"{tmp}/cuda_*.whl"):
     with zipfile.ZipFile(wheel) as z:
         z.extractall(dest)
 PY
+# cuda-bindings ships its Cython sources and generated C++ (~94 MB: driver.cpp, runtime.cpp,
+# *.pyx / *.pxd); only the compiled modules run. Without them the tarball is 3.7 MB instead of
+# 7.3, which keeps the tree the device call carries under its 64 MiB.
+find .deps/deepgemm/site/cuda \( -name '*.cpp' -o -name '*.pyx' -o -name '*.pxd' -o -name '*.pxi' \) -delete
 XZ_OPT="-6 -T0" tar -C .deps/deepgemm -cJf .deps/deepgemm.tar.xz site
 rm -rf .deps/deepgemm
 echo ".deps/deepgemm.tar.xz: $(du -h .deps/deepgemm.tar.xz | cut -f1) (sgl-kernel ${version}'s DeepGEMM, cuda-bindings)"

@@ -95,7 +95,7 @@ Sm89Fp8Plan choose_sm89_fp8_plan(const Sm89Fp8Problem& p) {
          (!p.cluster_ok || split_clusters_fit(p.resident_clusters[plan.config], tiles, 2 * plan.splits)))
     plan.splits *= 2;
   // t8 held to two CTAs per SM (the launch pads its shared memory so that a third does not
-  // fit) where three fit (m <= 2 on H100/H200), its grid (in one or two splits) fits two per SM,
+  // fit) where three fit (m <= 2 on H100/H200), its grid (in up to four splits) fits two per SM,
   // and k is at least kSm89Fp8T8CapMinIters stages. Measured (session 60, H200, same call, two
   // alternating rounds, us at m = 1, tensor / block / int8, uncapped -> capped): n = 4096 with
   // k = 6144 8.14 / 9.71 / 8.32 -> 7.85 / 8.56 / 8.12, k = 8192 10.45 / 11.89 / 10.74 -> 10.07 /
@@ -103,7 +103,9 @@ Sm89Fp8Plan choose_sm89_fp8_plan(const Sm89Fp8Problem& p) {
   // two splits 2048 x 14336 10.02 / 10.02 / 9.87 -> 9.43 / 9.58 / 9.31 and 1536 x 7168 6.10 /
   // 6.77 / 5.88 -> 5.95 / 6.17 / 5.56; but k = 4096 (Suite 1's o, 4 stages) 5.63 / 6.34 / 6.10
   // -> 6.45 / 6.77 / 6.29, and a grid beyond two per SM (3072 x 14336 in two splits, 384 CTAs)
-  // 12.03 -> 16.64. Splits of 4 and 8 were not measured and are left uncapped. Why three CTAs
+  // 12.03 -> 16.64. In four splits (session 61, same method, m = 1, tensor / int8): 576 x 7168
+  // 4.01 / 3.88 -> 3.97 / 3.79, 512 x 7168 3.90 / 3.77 -> 3.85 / 3.68. Eight splits were not
+  // measured and are left uncapped. Why three CTAs
   // per SM slow a long stream down is not established (docs/kernels/fp8_gemm.md, "Heuristic").
   // LOWBIT_SM89_FP8_T8_CAP: 0 turns the rule off, n > 0 holds every t8 plan to n CTAs per SM
   // wherever more fit (measurement knobs).
@@ -114,7 +116,7 @@ Sm89Fp8Plan choose_sm89_fp8_plan(const Sm89Fp8Problem& p) {
   const int t8_per_sm = p.ctas_per_sm[kT8];
   if (plan.config == kT8 && t8_cap > 0 && t8_per_sm > t8_cap) {
     plan.ctas_per_sm_cap = t8_cap;
-  } else if (plan.config == kT8 && t8_cap < 0 && t8_per_sm > 2 && plan.splits <= 2 &&
+  } else if (plan.config == kT8 && t8_cap < 0 && t8_per_sm > 2 && plan.splits <= 4 &&
              tiles * plan.splits <= 2 * int64_t{p.sm_count} && iters >= kSm89Fp8T8CapMinIters) {
     plan.ctas_per_sm_cap = 2;
   }

@@ -72,7 +72,7 @@ enum class Sm89Fp8SplitMode : uint8_t {
 };
 
 inline constexpr int kSm89Fp8MaxSplits = 8;  // the portable cluster size limit
-// t8 plans (one or two splits) over at least this many stages of k are held to two CTAs per
+// t8 plans (up to four splits) over at least this many stages of k are held to two CTAs per
 // SM where their grid fits (choose_sm89_fp8_plan, measured).
 inline constexpr int64_t kSm89Fp8T8CapMinIters = 6;
 
