@@ -290,6 +290,32 @@ TEST(sm80_mixed_gemm, plan_follows_measurements) {
     EXPECT_EQ(plan(bits, 32, down, k_down), "t32_s2");
     EXPECT_EQ(plan(bits, 33, gate_up, k), "t64_s1");
   }
+  // 4-bit m = 9..16 on sm_90 with the H200's occupancy at m = 16 (t16: 3 CTAs per SM, the
+  // others 2): t16 where its plan fills more than two CTAs per SM in one wave (session 62,
+  // every t16 / t16n128 plan forced at m = 16, us, in the comments); Suite 1 keeps its plans.
+  auto plan16 = [](int64_t m, int64_t n, int64_t k) {
+    cuda::MixedGemmProblem p;
+    p.m = m, p.n = n, p.k = k, p.bits = 4, p.sm_count = 132, p.cc = 90;
+    for (int c = 0; c < cuda::kMixedGemmConfigCount; ++c) p.ctas_per_sm[c] = c == 1 ? 3 : 2;
+    p.resident_clusters[4][1] = 132, p.resident_clusters[4][2] = 60, p.resident_clusters[4][3] = 30;  // t16n128
+    return cuda::choose_mixed_gemm_plan(p).describe();
+  };
+  for (int64_t m : {9, 16}) {
+    EXPECT_EQ(plan16(m, qkv, k), "t16n128 s4 cluster");      // 8.74; t16 s2 (192 CTAs) 9.71
+    EXPECT_EQ(plan16(m, o, k), "t16 s4 cluster");            // 6.95
+    EXPECT_EQ(plan16(m, gate_up, k), "t16n128 s1");          // 21.59; t16 s1 (448 CTAs) 28.60
+    EXPECT_EQ(plan16(m, down, k_down), "t16 s4 cluster");    // 16.32
+    EXPECT_EQ(plan16(m, 4608, 3584), "t16 s4 cluster");      // 7.16; t16n128 s2 9.26
+    EXPECT_EQ(plan16(m, 3584, 3584), "t16 s4 cluster");      // 6.76; t16 s2 7.56 (3.5 stages per split)
+    EXPECT_EQ(plan16(m, 5120, 5120), "t16 s4 cluster");      // 8.60; t16n128 s4 9.81
+    EXPECT_EQ(plan16(m, 5120, 13824), "t16 s4 cluster");     // 16.97; t16n128 s4 20.98
+    EXPECT_EQ(plan16(m, 10240, 8192), "t16 s2 cluster");     // 17.91; t16n128 s2 22.31
+    EXPECT_EQ(plan16(m, 7168, 5120), "t16n128 s4 cluster");  // 10.65; t16 s2 (224 CTAs) 11.83
+    EXPECT_EQ(plan16(m, 8192, 28672), "t16n128 s2 cluster"); // 46.34; t16 s2 (256 CTAs) 55.02
+    EXPECT_EQ(plan16(m, 19712, k), "t16 s1");                // 17.08; t16n128 s1 21.36
+    EXPECT_EQ(plan16(m, 25344, k), "t16 s1");                // 19.90 (396 CTAs); t16n128 s1 21.31
+  }
+  EXPECT_EQ(plan16(8, 19712, k).rfind("t16n128 ", 0), 0u);  // m <= 8: not measured, the former rule
   // sm_90 cluster splits only while every tile's cluster is resident at once (session 35, H100,
   // W8 per-channel f16 t32 at one CTA per SM, 66 resident clusters of 2): qkv (96 tiles) at
   // m = 24 s1 17.8 against s2 20.5 us, o (64 tiles) keeps s2.
@@ -325,7 +351,21 @@ TEST(sm80_mixed_gemm, default_plans_fit_one_wave_of_clusters) {
     const char* name;
     int64_t n, k;
   };
-  const Layer layers[] = {{"qkv", 6144, 4096}, {"o", 4096, 4096}, {"gate_up", 28672, 4096}, {"down", 4096, 14336}};
+  // Suite 1's layers, then shapes of session 62's sweep at m = 16 (other models' layers).
+  const Layer layers[] = {{"qkv", 6144, 4096},   {"o", 4096, 4096},         {"gate_up", 28672, 4096},
+                          {"down", 4096, 14336}, {"4608x3584", 4608, 3584}, {"3584x3584", 3584, 3584},
+                          {"5120x5120", 5120, 5120}, {"5120x13824", 5120, 13824}, {"10240x8192", 10240, 8192},
+                          {"8192x28672", 8192, 28672}};
+  {
+    Case c;
+    c.f = fmt(4, 128, ZeroPoint::kSymmetric, DType::kF16);
+    c.m = 16, c.n = 4096, c.k = 4096;
+    const GemmDesc d = desc_of(c);
+    for (const char* tag : {"t16", "t16n128"})
+      for (int s : {2, 4, 8})
+        std::printf("  w4 f16 m=16 %-8s clusters of %d: %d resident\n", tag, s,
+                    cuda::sm80_mixed_gemm_resident_clusters(d, gpu, cuda::mixed_gemm_config_index(tag), s));
+  }
   int clustered = 0;
   for (int bits : {4, 8}) {
     for (int64_t m : {1, 4, 8, 12, 16, 24, 32, 48, 64, 256}) {

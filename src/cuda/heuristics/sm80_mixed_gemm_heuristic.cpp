@@ -13,6 +13,8 @@
 //      most in two (run 4: W8 o/down at m = 1 lose 30% with split 2, down at m = 16 loses
 //      20% with split 4). On sm_90 (cluster splits) also only while the tiles' clusters
 //      all stay resident at once (session 35).
+//   3. on sm_90 with 4-bit weights at m = 9..16, t16 replaces the 8-warp tile where t16's own
+//      plan (step 2) fills more than two CTAs per SM in one wave (session 62).
 #include <string>
 
 #include "cuda/heuristics/gpu_spec.hpp"
@@ -107,32 +109,67 @@ int mixed_gemm_config_index(const char* tag) {
   return -1;
 }
 
-MixedGemmPlan choose_mixed_gemm_plan(const MixedGemmProblem& p) {
-  MixedGemmPlan plan;
-  plan.config = config_for(p);
-  const MixedGemmTileConfig& c = kMixedGemmConfigs[plan.config];
-  const int64_t tiles = (p.n + c.block_n - 1) / c.block_n * ((p.m + c.block_m - 1) / c.block_m);
-  const int64_t iters = (p.k + c.block_k - 1) / c.block_k;
+namespace {
+
+int64_t tiles_of(const MixedGemmProblem& p, int config) {
+  const MixedGemmTileConfig& c = kMixedGemmConfigs[config];
+  return ceil_div(p.n, c.block_n) * ceil_div(p.m, c.block_m);
+}
+
+// The split-K factor of configuration `config` (rule 2 of the file comment).
+int splits_for(const MixedGemmProblem& p, int config) {
+  const MixedGemmTileConfig& c = kMixedGemmConfigs[config];
+  const int64_t tiles = tiles_of(p, config);
+  const int64_t iters = ceil_div(p.k, c.block_k);
   double split_below = c.split_below;
   int max_splits = 8;
   int min_split_iters = c.min_split_iters;
-  if (small_m_4bit_split(p) && (plan.config == kT16 || plan.config == kT16N128)) min_split_iters = 4;
-  if (p.bits == 8 && plan.config == kT8) split_below *= 0.5;
-  if (p.bits == 8 && plan.config == kT16) max_splits = 2;
+  // 4-bit m = 9..16 on sm_90: splits down to 4 stages (t16n128) or 3 (t16) each. Session 62
+  // (H200, W4 g128 f16, m = 16, us): 3584 x 3584 t16 s4 (3.5 stages per split) 6.76 against
+  // s2 7.56, 4608 x 3584 t16 s4 7.16 against t16n128 s2 9.26.
+  if (small_m_4bit_split(p) && config == kT16N128) min_split_iters = 4;
+  if (small_m_4bit_split(p) && config == kT16) min_split_iters = 3;
+  if (p.bits == 8 && config == kT8) split_below *= 0.5;
+  if (p.bits == 8 && config == kT16) max_splits = 2;
   const double enough = split_below * p.sm_count;
   // t8 splits only while the doubled grid still fits one wave (session 14, down W4: t8 s2 /
   // s1 at m = 3 22.29 / 17.60 us, three CTAs per SM, 512 CTAs in 396 slots; m = 1..2 s2, one wave).
-  const int64_t wave = static_cast<int64_t>(ctas_per_sm(p, plan.config)) * p.sm_count;
+  const int64_t wave = static_cast<int64_t>(ctas_per_sm(p, config)) * p.sm_count;
   // sm_90 splits are clusters, which must each fit one GPC: a split whose clusters (one per
   // tile) outnumber those the GPU keeps resident runs in two waves. Measured (H100, W8
   // per-channel f16, t32 at one CTA per SM: 66 resident clusters of 2), qkv's 96 tiles at
   // m = 24 / 32: s2 20.5 / 20.3 us against s1 17.8 / 17.7; o and down (64 tiles) keep s2
   // (12.6 / 12.7 and 28.3 / 28.7 against s1 16.9 / 17.2 and 48.8 / 51.3).
-  while (plan.splits < max_splits && static_cast<double>(tiles * plan.splits) < enough &&
-         iters / (2 * plan.splits) >= min_split_iters &&
-         (plan.config != kT8 || tiles * plan.splits * 2 <= wave) &&
-         (p.cc < 90 || split_clusters_fit(p.resident_clusters[plan.config], tiles, 2 * plan.splits)))
-    plan.splits *= 2;
+  int splits = 1;
+  while (splits < max_splits && static_cast<double>(tiles * splits) < enough &&
+         iters / (2 * splits) >= min_split_iters && (config != kT8 || tiles * splits * 2 <= wave) &&
+         (p.cc < 90 || split_clusters_fit(p.resident_clusters[config], tiles, 2 * splits)))
+    splits *= 2;
+  return splits;
+}
+
+}  // namespace
+
+MixedGemmPlan choose_mixed_gemm_plan(const MixedGemmProblem& p) {
+  MixedGemmPlan plan;
+  plan.config = config_for(p);
+  // 4-bit m = 9..16 on sm_90: t16 instead of the 8-warp tile where t16's plan puts more than
+  // two and at most the occupancy's CTAs on every SM in one wave (its splits' clusters all
+  // resident): four-warp CTAs, three to an SM, against two of eight warps. Session 62 (H200,
+  // W4 g128 f16, m = 16, every t16 / t16n128 plan forced, us): 4608 x 3584 t16 s4 (288 CTAs)
+  // 7.16 against t16n128 s2 9.26, 5120 x 5120 t16 s4 (320) 8.60 against t16n128 s4 9.81,
+  // 5120 x 13824 16.97 / 20.98, 5120 x 27648 29.56 / 36.95, 10240 x 8192 t16 s2 (320) 17.91
+  // against t16n128 s2 22.31, 19712 / 22528 / 25344 x 4096 t16 s1 (308 / 352 / 396) 17.08 /
+  // 17.61 / 19.90 against t16n128 s1 21.36 / 21.37 / 21.31; at two CTAs per SM or fewer the
+  // 8-warp tile stays ahead (6144 x 4096: t16n128 s4 8.74, t16 s2 (192) 9.71; 8192 x 28672:
+  // t16n128 s2 46.34, t16 s2 (256) 55.02), and so where t16 needs two waves (28672 x 4096: t16 s1
+  // (448) 28.60 against t16n128 s1 21.59).
+  if (small_m_4bit_split(p) && plan.config == kT16N128) {
+    const int64_t t16_ctas = tiles_of(p, kT16) * splits_for(p, kT16);
+    if (t16_ctas > 2 * int64_t{p.sm_count} && t16_ctas <= int64_t{ctas_per_sm(p, kT16)} * p.sm_count)
+      plan.config = kT16;
+  }
+  plan.splits = splits_for(p, plan.config);
   plan.split_mode = plan.splits == 1 ? MixedGemmSplitMode::kNone
                     : p.cc >= 90     ? MixedGemmSplitMode::kCluster
                                      : MixedGemmSplitMode::kWorkspace;

@@ -223,7 +223,24 @@ MixedGemmPlan sm80_mixed_gemm_plan(const GemmDesc& d, const GpuSpec& gpu) {
       if (occ.fits[c])
         for (int e = 1; e <= 3; ++e) p.resident_clusters[c][e] = resident_clusters(d.a.dtype, p.bits, gpu, occ, d.m, c, 1 << e);
   }
-  return choose_mixed_gemm_plan(p);
+  MixedGemmPlan plan = choose_mixed_gemm_plan(p);
+  // LOWBIT_SM80_MIXED_PLAN=<tag>[,<splits>] (e.g. "t16n128,2") forces a plan: a measurement
+  // knob, as sm90_mixed_gemm's. A configuration that does not fit this GPU, or splits outside
+  // 1..8, leave the heuristic's choice.
+  if (const char* env = std::getenv("LOWBIT_SM80_MIXED_PLAN")) {
+    const std::string spec(env);
+    const size_t comma = spec.find(',');
+    const int c = mixed_gemm_config_index(spec.substr(0, comma).c_str());
+    const int splits = comma == std::string::npos ? plan.splits : std::atoi(spec.c_str() + comma + 1);
+    if (c >= 0 && occ.fits[c] && splits >= 1 && splits <= 8) {
+      plan.config = c;
+      plan.splits = splits;
+      plan.split_mode = splits == 1 ? MixedGemmSplitMode::kNone
+                        : p.cc >= 90 ? MixedGemmSplitMode::kCluster
+                                     : MixedGemmSplitMode::kWorkspace;
+    }
+  }
+  return plan;
 }
 
 std::unique_ptr<detail::GemmImpl> sm80_mixed_gemm_make_with_plan(const GemmDesc& desc, const GpuSpec& gpu,
