@@ -291,13 +291,17 @@ TEST(sm80_mixed_gemm, plan_follows_measurements) {
     EXPECT_EQ(plan(bits, 33, gate_up, k), "t64_s1");
   }
   // 4-bit m = 9..16 on sm_90 with the H200's occupancy at m = 16 (t16: 3 CTAs per SM, the
-  // others 2): t16 where its plan fills more than two CTAs per SM in one wave (session 62,
-  // every t16 / t16n128 plan forced at m = 16, us, in the comments); Suite 1 keeps its plans.
+  // others 2; resident clusters of 2 / 4 / 8 CTAs as the family read them there in session 62:
+  // t16 198 / 92 / 45, t16n128 132 / 62 / 30): t16 where its plan fills more than two CTAs per
+  // SM in one wave (session 62, every t16 / t16n128 plan forced at m = 16, us, in the
+  // comments); Suite 1 keeps its plans.
   auto plan16 = [](int64_t m, int64_t n, int64_t k) {
     cuda::MixedGemmProblem p;
     p.m = m, p.n = n, p.k = k, p.bits = 4, p.sm_count = 132, p.cc = 90;
-    for (int c = 0; c < cuda::kMixedGemmConfigCount; ++c) p.ctas_per_sm[c] = c == 1 ? 3 : 2;
-    p.resident_clusters[4][1] = 132, p.resident_clusters[4][2] = 60, p.resident_clusters[4][3] = 30;  // t16n128
+    const int t16 = cuda::mixed_gemm_config_index("t16"), t16n128 = cuda::mixed_gemm_config_index("t16n128");
+    for (int c = 0; c < cuda::kMixedGemmConfigCount; ++c) p.ctas_per_sm[c] = c == t16 ? 3 : 2;
+    p.resident_clusters[t16][1] = 198, p.resident_clusters[t16][2] = 92, p.resident_clusters[t16][3] = 45;
+    p.resident_clusters[t16n128][1] = 132, p.resident_clusters[t16n128][2] = 62, p.resident_clusters[t16n128][3] = 30;
     return cuda::choose_mixed_gemm_plan(p).describe();
   };
   for (int64_t m : {9, 16}) {
