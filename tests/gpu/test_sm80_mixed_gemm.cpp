@@ -271,7 +271,6 @@ TEST(sm80_mixed_gemm, plan_follows_measurements) {
   EXPECT_EQ(plan(4, 9, qkv, k), "t16n128_s4");
   EXPECT_EQ(plan(4, 9, o, k), "t16_s4");
   EXPECT_EQ(plan(4, 16, gate_up, k), "t16n128_s1");
-  EXPECT_EQ(plan(4, 16, down, k_down), "t16_s4");
   EXPECT_EQ(plan(4, 8, qkv, k), "t16_s2");  // m <= 8 not swept: the former rule
   EXPECT_EQ(plan(8, 16, qkv, k), "t16_s2");
   EXPECT_EQ(plan(8, 1, qkv, k), "t16_s2");
@@ -318,6 +317,11 @@ TEST(sm80_mixed_gemm, plan_follows_measurements) {
     EXPECT_EQ(plan16(m, 8192, 28672), "t16n128 s2 cluster"); // 46.34; t16 s2 (256 CTAs) 55.02
     EXPECT_EQ(plan16(m, 19712, k), "t16 s1");                // 17.08; t16n128 s1 21.36
     EXPECT_EQ(plan16(m, 25344, k), "t16 s1");                // 19.90 (396 CTAs); t16n128 s1 21.31
+    // t16n128 where t16 leaves at most two CTAs per SM and t16n128 has as many (m = 16):
+    EXPECT_EQ(plan16(m, 3584, 18944), "t16n128 s8 cluster");  // 16.92; t16 s4 20.95
+    EXPECT_EQ(plan16(m, 3072, 16384), "t16n128 s8 cluster");  // 14.15; t16 s4 18.05
+    EXPECT_EQ(plan16(m, 3072, 8192), "t16n128 s8 cluster");   // 9.54; t16 s4 10.55
+    EXPECT_EQ(plan16(m, 3584, 8192), "t16n128 s8 cluster");   // 10.40; t16 s4 10.63
   }
   EXPECT_EQ(plan16(8, 19712, k).rfind("t16n128 ", 0), 0u);  // m <= 8: not measured, the former rule
   // sm_90 cluster splits only while every tile's cluster is resident at once (session 35, H100,

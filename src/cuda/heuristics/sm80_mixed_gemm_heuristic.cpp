@@ -14,7 +14,8 @@
 //      20% with split 4). On sm_90 (cluster splits) also only while the tiles' clusters
 //      all stay resident at once (session 35).
 //   3. on sm_90 with 4-bit weights at m = 9..16, t16 replaces the 8-warp tile where t16's own
-//      plan (step 2) fills more than two CTAs per SM in one wave (session 62).
+//      plan (step 2) fills more than two CTAs per SM in one wave, and t16n128 replaces t16
+//      where t16's plan leaves at most two per SM and t16n128's has as many CTAs (session 62).
 #include <string>
 
 #include "cuda/heuristics/gpu_spec.hpp"
@@ -168,6 +169,18 @@ MixedGemmPlan choose_mixed_gemm_plan(const MixedGemmProblem& p) {
     const int64_t t16_ctas = tiles_of(p, kT16) * splits_for(p, kT16);
     if (t16_ctas > 2 * int64_t{p.sm_count} && t16_ctas <= int64_t{ctas_per_sm(p, kT16)} * p.sm_count)
       plan.config = kT16;
+  } else if (small_m_4bit_split(p) && plan.config == kT16) {
+    // The converse: where t16's plan puts at most two CTAs on an SM and t16n128's has as many
+    // CTAs (down-like layers, n ~ 3000-3800 and k >= 8192, where t16n128 reaches eight splits
+    // in one wave of clusters), the 8-warp tile. Session 62 (H200, W4 g128 f16, t16n128 s8
+    // against the former t16 s4, m = 9 / 16, us): 3584 x 18944 16.23 / 16.92 against 20.37 /
+    // 20.95, 3072 x 16384 13.23 / 14.15 against 17.46 / 18.05, 3840 x 16384 14.31 / 15.12
+    // against 17.57 / 18.12, 3072 x 8192 8.66 / 9.54 against 9.94 / 10.55, 3584 x 8192 9.50 /
+    // 10.40 against 10.03 / 10.63. Suite 1's down (32 clusters of 8 against 30 resident there)
+    // keeps t16 s4.
+    const int64_t t16_ctas = tiles_of(p, kT16) * splits_for(p, kT16);
+    const int64_t wide_ctas = tiles_of(p, kT16N128) * splits_for(p, kT16N128);
+    if (t16_ctas <= 2 * int64_t{p.sm_count} && wide_ctas >= t16_ctas) plan.config = kT16N128;
   }
   plan.splits = splits_for(p, plan.config);
   plan.split_mode = plan.splits == 1 ? MixedGemmSplitMode::kNone
