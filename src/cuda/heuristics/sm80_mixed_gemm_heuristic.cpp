@@ -95,23 +95,6 @@ int config_for(const MixedGemmProblem& p) {
   return kT128;
 }
 
-}  // namespace
-
-std::string MixedGemmPlan::describe() const {
-  std::string s = std::string(kMixedGemmConfigs[config].tag) + " s" + std::to_string(splits);
-  if (split_mode == MixedGemmSplitMode::kCluster) s += " cluster";
-  if (split_mode == MixedGemmSplitMode::kWorkspace) s += " workspace";
-  return s;
-}
-
-int mixed_gemm_config_index(const char* tag) {
-  for (int c = 0; c < kMixedGemmConfigCount; ++c)
-    if (std::string(kMixedGemmConfigs[c].tag) == tag) return c;
-  return -1;
-}
-
-namespace {
-
 int64_t tiles_of(const MixedGemmProblem& p, int config) {
   const MixedGemmTileConfig& c = kMixedGemmConfigs[config];
   return ceil_div(p.n, c.block_n) * ceil_div(p.m, c.block_m);
@@ -151,6 +134,23 @@ int splits_for(const MixedGemmProblem& p, int config) {
 
 }  // namespace
 
+std::string MixedGemmPlan::describe() const {
+  std::string s = std::string(kMixedGemmConfigs[config].tag) + " s" + std::to_string(splits);
+  if (split_mode == MixedGemmSplitMode::kCluster) s += " cluster";
+  if (split_mode == MixedGemmSplitMode::kWorkspace) s += " workspace";
+  return s;
+}
+
+MixedGemmSplitMode mixed_gemm_split_mode(int splits, int cc) {
+  return splits == 1 ? MixedGemmSplitMode::kNone : cc >= 90 ? MixedGemmSplitMode::kCluster : MixedGemmSplitMode::kWorkspace;
+}
+
+int mixed_gemm_config_index(const char* tag) {
+  for (int c = 0; c < kMixedGemmConfigCount; ++c)
+    if (std::string(kMixedGemmConfigs[c].tag) == tag) return c;
+  return -1;
+}
+
 MixedGemmPlan choose_mixed_gemm_plan(const MixedGemmProblem& p) {
   MixedGemmPlan plan;
   plan.config = config_for(p);
@@ -183,9 +183,7 @@ MixedGemmPlan choose_mixed_gemm_plan(const MixedGemmProblem& p) {
     if (t16_ctas <= 2 * int64_t{p.sm_count} && wide_ctas >= t16_ctas) plan.config = kT16N128;
   }
   plan.splits = splits_for(p, plan.config);
-  plan.split_mode = plan.splits == 1 ? MixedGemmSplitMode::kNone
-                    : p.cc >= 90     ? MixedGemmSplitMode::kCluster
-                                     : MixedGemmSplitMode::kWorkspace;
+  plan.split_mode = mixed_gemm_split_mode(plan.splits, p.cc);
   return plan;
 }
 

@@ -84,6 +84,10 @@ enum class MixedGemmSplitMode : uint8_t {
   kWorkspace,  // sm_80/89: fp32 partials to the workspace, then a reduction kernel
 };
 
+// How `splits` partial sums are combined on a GPU of compute capability `cc` (after the
+// build's code for it: 89 where no sm_90 code was built): clusters from sm_90.
+MixedGemmSplitMode mixed_gemm_split_mode(int splits, int cc);
+
 // Index of the configuration named `tag` in kMixedGemmConfigs, or -1.
 int mixed_gemm_config_index(const char* tag);
 

@@ -235,9 +235,7 @@ MixedGemmPlan sm80_mixed_gemm_plan(const GemmDesc& d, const GpuSpec& gpu) {
     if (c >= 0 && occ.fits[c] && splits >= 1 && splits <= 8) {
       plan.config = c;
       plan.splits = splits;
-      plan.split_mode = splits == 1 ? MixedGemmSplitMode::kNone
-                        : p.cc >= 90 ? MixedGemmSplitMode::kCluster
-                                     : MixedGemmSplitMode::kWorkspace;
+      plan.split_mode = mixed_gemm_split_mode(splits, p.cc);
     }
   }
   return plan;
