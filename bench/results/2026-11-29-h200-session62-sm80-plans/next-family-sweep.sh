@@ -12,9 +12,8 @@ set -uo pipefail
 cd "$(dirname "$0")/../../.."
 OUT=${OUT:-$PWD/device-out}
 mkdir -p "$OUT/runs"
-cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DLOWBIT_CUDA=ON \
-  -DLOWBIT_CUDA_ARCHITECTURES=90a -DLOWBIT_DEPS_DIR="$PWD/.deps" > "$OUT/build.log" 2>&1 &&
-  cmake --build build-device -j "$(nproc)" --target lowbit >> "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+# The project's device build (tools/device-check.sh: build-device, 90a, .deps when carried).
+STEPS=build OUT=$OUT bash tools/device-check.sh || exit 1
 shapes=4608x3584,3584x3584,37888x3584,3584x18944,7168x5120,5120x5120,27648x5120,5120x13824
 shapes=$shapes,10240x8192,8192x8192,57344x8192,8192x28672,5120x3072,3072x3072,16384x3072,3072x8192
 L=build-device/lowbit
