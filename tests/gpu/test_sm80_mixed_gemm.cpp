@@ -278,31 +278,70 @@ TEST(sm80_mixed_gemm, plan_follows_measurements) {
   EXPECT_EQ(plan(8, 2, gate_up, k), "t16n256_s1");
   EXPECT_EQ(plan(8, 5, down, k_down), "t8_s1");
   EXPECT_EQ(plan(8, 6, down, k_down), "t16_s2");  // one t8 CTA per SM
-  EXPECT_EQ(plan(8, 16, o, k), "t16_s2");
-  EXPECT_EQ(plan(8, 16, gate_up, k), "t16n256_s1");
-  // m = 17..32: t32 (session-34 sweep, W4 g128 f16 at m = 32: s2 / s2 / s1 / s2 best, o s4
-  // 14.4 against s2 10.9 us, down s4 33.5 against 27.2); t64 from m = 33.
-  for (int bits : {4, 8}) {
-    EXPECT_EQ(plan(bits, 32, qkv, k), "t32_s2");
-    EXPECT_EQ(plan(bits, 17, o, k), "t32_s2");
-    EXPECT_EQ(plan(bits, 32, gate_up, k), "t32_s1");
-    EXPECT_EQ(plan(bits, 32, down, k_down), "t32_s2");
-    EXPECT_EQ(plan(bits, 33, gate_up, k), "t64_s1");
-  }
-  // 4-bit m = 9..16 on sm_90 with the H200's occupancy at m = 16 (t16: 3 CTAs per SM, the
-  // others 2; resident clusters of 2 / 4 / 8 CTAs as the family read them there in session 62:
-  // t16 198 / 92 / 45, t16n128 132 / 62 / 30): t16 where its plan fills more than two CTAs per
-  // SM in one wave (session 62, every t16 / t16n128 plan forced at m = 16, us, in the
-  // comments); Suite 1 keeps its plans.
-  auto plan16 = [](int64_t m, int64_t n, int64_t k) {
+  // The H200 as the family reads it at m = 9..32 (session 63, `default_plans_fit_one_wave_of_
+  // clusters` prints these): CTAs per SM t16 3 (4-bit) / 2 (8-bit), t16n256 (8-bit) 1, the
+  // others 2; resident clusters of 2 / 4 / 8 CTAs t16 4-bit 198 / 92 / 45, t16n256 66 / 30 / 15,
+  // every other row 132 / 62 / 30.
+  auto h200 = [](int bits, int64_t m, int64_t n, int64_t k) {
     cuda::MixedGemmProblem p;
-    p.m = m, p.n = n, p.k = k, p.bits = 4, p.sm_count = 132, p.cc = 90;
-    const int t16 = cuda::mixed_gemm_config_index("t16"), t16n128 = cuda::mixed_gemm_config_index("t16n128");
-    for (int c = 0; c < cuda::kMixedGemmConfigCount; ++c) p.ctas_per_sm[c] = c == t16 ? 3 : 2;
-    p.resident_clusters[t16][1] = 198, p.resident_clusters[t16][2] = 92, p.resident_clusters[t16][3] = 45;
-    p.resident_clusters[t16n128][1] = 132, p.resident_clusters[t16n128][2] = 62, p.resident_clusters[t16n128][3] = 30;
+    p.m = m, p.n = n, p.k = k, p.bits = bits, p.sm_count = 132, p.cc = 90;
+    const int t16 = cuda::mixed_gemm_config_index("t16"), t16n256 = cuda::mixed_gemm_config_index("t16n256");
+    for (int c = 0; c < cuda::kMixedGemmConfigCount; ++c) {
+      p.ctas_per_sm[c] = c == t16 && bits == 4 ? 3 : c == t16n256 ? 1 : 2;
+      const int per_sm = p.ctas_per_sm[c];
+      p.resident_clusters[c][1] = per_sm == 3 ? 198 : per_sm == 1 ? 66 : 132;
+      p.resident_clusters[c][2] = per_sm == 3 ? 92 : per_sm == 1 ? 30 : 62;
+      p.resident_clusters[c][3] = per_sm == 3 ? 45 : per_sm == 1 ? 15 : 30;
+    }
     return cuda::choose_mixed_gemm_plan(p).describe();
   };
+  // 8-bit m = 9..16 on sm_90 (session 63, W8 per-channel f16, m = 9 / 12 / 16, the new plan
+  // against the former one forced, us, in the comments): t16 splits up to four ways while its
+  // clusters stay resident; t16 for t16n256 where it fills its waves clearly better.
+  for (int64_t m : {9, 16}) {
+    EXPECT_EQ(h200(8, m, qkv, k), "t16 s2 cluster");           // 9.88 at m = 16 (s4 14.35)
+    EXPECT_EQ(h200(8, m, o, k), "t16 s2 cluster");             // 9.10-9.23 (s4: 64 clusters of 4, 62 resident)
+    EXPECT_EQ(h200(8, m, down, k_down), "t16 s2 cluster");     // 19.93 (s4 25.89)
+    EXPECT_EQ(h200(8, m, gate_up, k), "t16n256 s1");           // 33.31 (t16 s1 32.46: both fill 85%)
+    EXPECT_EQ(h200(8, m, 3072, 3072), "t16 s4 cluster");       // 6.19-6.49 against s1 9.38-9.48
+    EXPECT_EQ(h200(8, m, 3584, 3584), "t16 s4 cluster");       // 7.21-7.62 against s1 10.54-10.62
+    EXPECT_EQ(h200(8, m, 3072, 8192), "t16 s4 cluster");       // 9.94-10.35 against s2 12.93-13.10
+    EXPECT_EQ(h200(8, m, 3584, 18944), "t16 s4 cluster");      // 19.36-19.98 against s2 24.36-24.65
+    EXPECT_EQ(h200(8, m, 4608, 3584), "t16 s2 cluster");       // 8.17-8.38 against s1 10.73-10.84
+    EXPECT_EQ(h200(8, m, 5120, 3072), "t16 s2 cluster");       // 7.59-7.81 against s1 9.81-9.89
+    EXPECT_EQ(h200(8, m, 37888, 3584), "t16 s1");              // 40.82-41.48 against t16n256 51.58-52.33
+    EXPECT_EQ(h200(8, m, 27648, 5120), "t16n256 s1");          // 38.95 (t16 39.84)
+    EXPECT_EQ(h200(8, m, 57344, 8192), "t16n256 s1");          // 124.62 (t16 126.16)
+    EXPECT_EQ(h200(8, m, 10240, 8192), "t16 s1");              // 27.14 (s2: 160 clusters, 132 resident)
+  }
+  // m = 17..32: t32 (session-34 sweep, W4 g128 f16 at m = 32: s2 / s2 / s1 / s2 best, o s4
+  // 14.4 against s2 10.9 us, down s4 33.5 against 27.2); t64 from m = 33. On sm_90, 4-bit t32
+  // splits until its CTAs fill the resident slots, down to 3 stages per split (session 63, every
+  // t32 plan forced at m = 24 / 32, us, in the comments); Suite 1's plans stay.
+  for (int bits : {4, 8}) {
+    EXPECT_EQ(h200(bits, 32, qkv, k), "t32 s2 cluster");
+    EXPECT_EQ(h200(bits, 17, o, k), "t32 s2 cluster");
+    EXPECT_EQ(h200(bits, 32, gate_up, k), "t32 s1");
+    EXPECT_EQ(h200(bits, 32, down, k_down), "t32 s2 cluster");
+    EXPECT_EQ(h200(bits, 33, gate_up, k), "t64 s1");
+  }
+  for (int64_t m : {17, 24, 32}) {
+    EXPECT_EQ(h200(4, m, 3072, 3072), "t32 s4 cluster");    // 6.76 / 7.27 (m = 24 / 32) against s1 11.40 / 11.48
+    EXPECT_EQ(h200(4, m, 3584, 3584), "t32 s4 cluster");    // 7.98 / 8.51 against s1 12.96 / 13.06
+    EXPECT_EQ(h200(4, m, 4608, 3584), "t32 s2 cluster");    // 9.49 / 9.77 against s1 13.06 / 13.17 (s4 14.14)
+    EXPECT_EQ(h200(4, m, 5120, 3072), "t32 s2 cluster");    // 8.54 / 8.80 against s1 11.59 / 11.70
+    EXPECT_EQ(h200(4, m, 8192, 8192), "t32 s2 cluster");    // 19.37 / 19.85 against s1 27.02 / 27.42
+    EXPECT_EQ(h200(4, m, 8192, 28672), "t32 s2 cluster");   // 57.98 / 61.23 against s1 85.84 / 87.23
+    EXPECT_EQ(h200(4, m, 3072, 8192), "t32 s4 cluster");    // 11.64 / 12.16, as before
+    EXPECT_EQ(h200(4, m, 3584, 18944), "t32 s4 cluster");   // 22.50 / 23.37, as before
+    EXPECT_EQ(h200(4, m, 5120, 5120), "t32 s2 cluster");    // 12.35 / 12.73, as before (s4: 2 stages per split)
+    EXPECT_EQ(h200(4, m, 10240, 8192), "t32 s1");           // 32.78 / 33.38 (s2: 160 clusters, 132 resident)
+    EXPECT_EQ(h200(4, m, 16384, 3072), "t32 s1");           // 14.40 / 14.69
+  }
+  // 4-bit m = 9..16 on sm_90 (the H200 figures above): t16 where its plan fills more than two
+  // CTAs per SM in one wave (session 62, every t16 / t16n128 plan forced at m = 16, us, in the
+  // comments); Suite 1 keeps its plans.
+  auto plan16 = [&](int64_t m, int64_t n, int64_t k) { return h200(4, m, n, k); };
   for (int64_t m : {9, 16}) {
     EXPECT_EQ(plan16(m, qkv, k), "t16n128 s4 cluster");      // 8.74; t16 s2 (192 CTAs) 9.71
     EXPECT_EQ(plan16(m, o, k), "t16 s4 cluster");            // 6.95
@@ -363,16 +402,24 @@ TEST(sm80_mixed_gemm, default_plans_fit_one_wave_of_clusters) {
   const Layer layers[] = {{"qkv", 6144, 4096},   {"o", 4096, 4096},         {"gate_up", 28672, 4096},
                           {"down", 4096, 14336}, {"4608x3584", 4608, 3584}, {"3584x3584", 3584, 3584},
                           {"5120x5120", 5120, 5120}, {"5120x13824", 5120, 13824}, {"10240x8192", 10240, 8192},
-                          {"8192x28672", 8192, 28672}};
-  {
+                          {"8192x28672", 8192, 28672}, {"3072x3072", 3072, 3072}, {"3072x8192", 3072, 8192},
+                          {"3584x18944", 3584, 18944}, {"5120x3072", 5120, 3072}, {"37888x3584", 37888, 3584}};
+  // The figures the host test plan_follows_measurements takes for the H200.
+  struct Probe {
+    int bits, group;
+    int64_t m;
+    const char* tag;
+  };
+  for (const Probe& pr : {Probe{4, 128, 16, "t16"}, Probe{4, 128, 16, "t16n128"}, Probe{8, 0, 16, "t16"},
+                          Probe{8, 0, 16, "t16n256"}, Probe{8, 0, 9, "t16"}, Probe{4, 128, 32, "t32"},
+                          Probe{4, 128, 24, "t32"}}) {
     Case c;
-    c.f = fmt(4, 128, ZeroPoint::kSymmetric, DType::kF16);
-    c.m = 16, c.n = 4096, c.k = 4096;
+    c.f = fmt(pr.bits, pr.group, ZeroPoint::kSymmetric, DType::kF16);
+    c.m = pr.m, c.n = 4096, c.k = 4096;
     const GemmDesc d = desc_of(c);
-    for (const char* tag : {"t16", "t16n128"})
-      for (int s : {2, 4, 8})
-        std::printf("  w4 f16 m=16 %-8s clusters of %d: %d resident\n", tag, s,
-                    cuda::sm80_mixed_gemm_resident_clusters(d, gpu, cuda::mixed_gemm_config_index(tag), s));
+    for (int s : {2, 4, 8})
+      std::printf("  w%d f16 m=%lld %-8s clusters of %d: %d resident\n", pr.bits, static_cast<long long>(pr.m), pr.tag, s,
+                  cuda::sm80_mixed_gemm_resident_clusters(d, gpu, cuda::mixed_gemm_config_index(pr.tag), s));
   }
   int clustered = 0;
   for (int bits : {4, 8}) {

@@ -303,8 +303,8 @@ TEST(sm90_mixed_gemm, two_streams_concurrently) {
 }
 
 // The public API picks this family from m = 17 on for 8-bit weights and from m = 33 on for
-// 4-bit weights, sm80_mixed_gemm below (select.cpp), and act-order weights stay with
-// sm80_mixed_gemm.
+// 4-bit weights (with one exception below), sm80_mixed_gemm below (select.cpp), and act-order
+// weights stay with sm80_mixed_gemm.
 TEST(sm90_mixed_gemm, public_api_selection) {
   REQUIRE_SM90A();
   for (int bits : {4, 8})
@@ -319,6 +319,22 @@ TEST(sm90_mixed_gemm, public_api_selection) {
       const char* want = m >= (bits == 4 ? 33 : 17) ? "sm90_mixed_gemm" : "sm80_mixed_gemm";
       EXPECT_EQ(g.kernel_name().rfind(want, 0), 0u) << "bits=" << bits << " m=" << m << ": " << g.kernel_name();
       EXPECT_EQ(g.weight_layout(), bits == 4 ? "tiled_w4_v1" : "tiled_w8_v1");
+    }
+  // The exception (session 63): 4-bit at m = 17..32 where sm80's t32 plan leaves about one CTA
+  // per SM over splits of 4096 k or more (Suite 1's down) goes to this family.
+  struct Shape {
+    int64_t n, k;
+    bool sm90;
+  };
+  for (int64_t m : {17, 24, 32})
+    for (const Shape& sh : {Shape{4096, 14336, true}, Shape{5120, 13824, true}, Shape{10240, 8192, true},
+                            Shape{4096, 4096, false}, Shape{8192, 28672, false}, Shape{3584, 18944, false}}) {
+      Case c;
+      c.f = fmt(4, 128, ZeroPoint::kSymmetric, DType::kF16);
+      c.m = m, c.n = sh.n, c.k = sh.k;
+      Gemm g(desc_of(c), Device::cuda(0));
+      const char* want = sh.sm90 ? "sm90_mixed_gemm" : "sm80_mixed_gemm";
+      EXPECT_EQ(g.kernel_name().rfind(want, 0), 0u) << "m=" << m << " " << sh.n << "x" << sh.k << ": " << g.kernel_name();
     }
   Case c;
   c.f = fmt(4, 128, ZeroPoint::kSymmetric, DType::kF16);

@@ -17,6 +17,7 @@
 // LOWBIT_CUDA_FAMILIES=smxx_gemv lowbit bench ... to time one family on every format).
 #include <algorithm>
 #include <cstdlib>
+#include <exception>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -100,6 +101,31 @@ constexpr int64_t kGemvFirstMaxM = 8;
 // the block's activations once in shared memory (choose_gemv_launch: x_mode kGemvXOnce);
 // staged per item instead, the mixed GEMM streams faster (rule below). Widths the mixed GEMMs
 // do not take (1, 2, 3, 5, 6 bits) stay on the GEMV.
+// 4-bit weights at m = 17..32 where sm80_mixed_gemm's t32 plan leaves about one CTA per SM
+// (at most 1.25 x SMs) over long splits (at least 16 stages, 4096 k, each): there the wgmma
+// kernel streams faster (a lone mma.sync CTA per SM does not keep enough bytes in flight).
+// Session 63 (H200, W4 g128 f16, us, at m = 24 / 32, every t32 plan forced against
+// sm90_mixed_gemm pinned, same run): Suite 1's down 4096 x 14336 (t32 s2, 128 CTAs, 7168 k
+// each) 24.75 / 25.07 against sm90 21.49 / 21.74, 5120 x 13824 (s2, 160 CTAs) 28.96 / 29.42
+// against 26.04 / 26.46, 10240 x 8192 (s1, 160 CTAs) 32.78 / 33.38 against 31.92 / 32.47;
+// t32 stays where its splits are shorter (4096 x 4096 s2 9.85 against 10.68, 5120 x 5120 s2
+// 12.35 against 14.33, 4608 x 3584 s2 9.49 against 12.06) or its CTAs share SMs (8192 x 28672
+// s2, 256 CTAs, 57.98 against 71.70; 3584 x 18944 s4 22.50 against 26.18).
+bool sm90_first_lone_t32(const GemmDesc& desc, const GpuSpec& gpu) {
+  if (gpu.cc < 90 || desc.m < kSm90MixedMinM || desc.m > kSm80Mixed4BitMaxM) return false;
+  MixedGemmPlan plan;
+  try {
+    plan = sm80_mixed_gemm_plan(desc, gpu);
+  } catch (const std::exception&) {
+    return false;
+  }
+  const MixedGemmTileConfig& t = kMixedGemmConfigs[plan.config];
+  if (std::string(t.tag) != "t32") return false;
+  const int64_t ctas = (desc.n + t.block_n - 1) / t.block_n * ((desc.m + t.block_m - 1) / t.block_m) * plan.splits;
+  const int64_t stages_per_split = (desc.k + t.block_k - 1) / t.block_k / plan.splits;
+  return 4 * ctas <= 5 * static_cast<int64_t>(gpu.sm_count) && stages_per_split >= 16;
+}
+
 bool gemv_first_long_k(const GemmDesc& desc, const GpuSpec& gpu) {
   const int bits = desc.w.int_format.bits;
   if (bits != 4 && bits != 8) return true;
@@ -234,7 +260,9 @@ std::vector<const FamilyEntry*> apply_selection_rules(const GemmDesc& desc, cons
   // / 10.9 / 39.7 / 27.2 against 16.9 / 11.8 / 50.1 / 26.4; at m = 48 sm90 wins (qkv 18.0 /
   // gate_up 50.1 / down 26.8 against 19.7 / 58.5 / 34.7). 8-bit weights stay on sm90 from
   // m = 17 (W8 per-channel f16 m = 32: gate_up 60.5 / down 29.2 against 44.8 / 24.1).
-  const bool sm80_4bit = desc.w.kind == WeightKind::kInt && desc.w.int_format.bits == 4 && desc.m <= kSm80Mixed4BitMaxM;
+  // Except where t32 would leave one CTA per SM over long splits (sm90_first_lone_t32).
+  const bool sm80_4bit = desc.w.kind == WeightKind::kInt && desc.w.int_format.bits == 4 &&
+                         desc.m <= kSm80Mixed4BitMaxM && !sm90_first_lone_t32(desc, gpu);
   if (desc.w.kind == WeightKind::kInt && (desc.m < kSm90MixedMinM || sm80_4bit)) {
     auto at = [&](const char* name) {
       return std::find_if(order.begin(), order.end(), [&](const FamilyEntry* f) { return std::string(f->name) == name; });

@@ -15,7 +15,12 @@
 //      all stay resident at once (session 35).
 //   3. on sm_90 with 4-bit weights at m = 9..16, t16 replaces the 8-warp tile where t16's own
 //      plan (step 2) fills more than two CTAs per SM in one wave, and t16n128 replaces t16
-//      where t16's plan leaves at most two per SM and t16n128's has as many CTAs (session 62).
+//      where t16's plan leaves at most two per SM and t16n128's has as many CTAs (session 62);
+//      with 8-bit weights there, t16 splits up to four ways (as far as its clusters stay
+//      resident) and replaces t16n256 where its CTAs fill their waves clearly better (session 63);
+//   4. on sm_90 with 4-bit weights at m = 17..32, t32 splits until its CTAs fill the SMs'
+//      resident slots, down to 3 stages per split (session 63).
+#include <algorithm>
 #include <string>
 
 #include "cuda/heuristics/gpu_spec.hpp"
@@ -69,6 +74,35 @@ bool t8_fits(const MixedGemmProblem& p) {
 // 13.1-13.6 against s2 11.7-11.9), so they keep the rule above; m <= 8 was not swept.
 bool small_m_4bit_split(const MixedGemmProblem& p) { return p.bits == 4 && p.m >= 9 && p.m <= 16 && p.cc >= 90; }
 
+// 8-bit weights at m = 9..16 on sm_90: t16 splits up to four ways down to 3 stages per split,
+// as far as its clusters of four stay resident (at two CTAs per SM, about 62 on a 132-SM
+// H200: 48 and 56 tiles split four ways, 64 and more two ways). Session 63 (H200, W8
+// per-channel f16, m = 16, every t16 / t16n128 / t16n256 plan forced, us): 3584 x 3584 t16 s4
+// 7.58 against the former s1 10.61 (s2 8.44), 3072 x 3072 s4 6.46 against s1 9.51, 3584 x
+// 18944 s4 20.05 against s2 24.54, 3072 x 8192 s4 10.30 against s2 13.11, 4608 x 3584 s2 8.35
+// against s1 10.83, 5120 x 3072 s2 7.80 against s1 9.95; where 64 or more tiles would split
+// four ways their clusters no longer fit (Suite 1's o 4096 x 4096: s4 11.41 against s2 9.14,
+// down 25.89 against 19.93). The former limit (at most two splits) came from o at m = 16 on
+// splits that did not fit (session 20, o s4 13.1-13.6 against s2 11.7-11.9).
+bool small_m_8bit_split(const MixedGemmProblem& p) { return p.bits == 8 && p.m >= 9 && p.m <= 16 && p.cc >= 90; }
+
+// 4-bit weights at m = 17..32 on sm_90: t32 splits while its CTAs fit the SMs at once (its
+// occupancy x SMs, not 0.9 x SMs) down to 3 stages per split, as far as its clusters stay
+// resident (two CTAs per SM on a 132-SM H200: 132 / 62 / 30 clusters of 2 / 4 / 8). Session 63
+// (H200, W4 g128 f16, every t32 plan forced at m = 24 / 32, us): 3072 x 3072 s4 6.76 / 7.27
+// against the former s1 11.40 / 11.48, 3584 x 3584 s4 7.98 / 8.51 against 12.96 / 13.06,
+// 4608 x 3584 s2 9.49 / 9.77 against 13.06 / 13.17, 5120 x 3072 s2 8.54 / 8.80 against 11.59 /
+// 11.70 (k too short for 8 stages per split before), 8192 x 8192 s2 19.37 / 19.85 against
+// 27.02 / 27.42 and 8192 x 28672 s2 57.98 / 61.23 against 85.84 / 87.23 (128 tiles, one CTA
+// per SM before); Suite 1's layers and the other swept layers keep their plans.
+bool mid_m_4bit_fill(const MixedGemmProblem& p) { return p.bits == 4 && p.m >= 17 && p.m <= 32 && p.cc >= 90; }
+
+// The share of its waves' slots that `ctas` CTAs fill at `per_sm` CTAs per SM.
+double wave_fill(int64_t ctas, int per_sm, int sm_count) {
+  const int64_t slots = static_cast<int64_t>(std::max(per_sm, 1)) * sm_count;
+  return static_cast<double>(ctas) / static_cast<double>(ceil_div(ctas, slots) * slots);
+}
+
 int config_for(const MixedGemmProblem& p) {
   if (p.m <= 16) {
     // Many channel tiles: the wide tile (one per 8 warps, no split) from m = 3 (4-bit) or
@@ -114,7 +148,12 @@ int splits_for(const MixedGemmProblem& p, int config) {
   if (small_m_4bit_split(p) && config == kT16N128) min_split_iters = 4;
   if (small_m_4bit_split(p) && config == kT16) min_split_iters = 3;
   if (p.bits == 8 && config == kT8) split_below *= 0.5;
-  if (p.bits == 8 && config == kT16) max_splits = 2;
+  if (p.bits == 8 && config == kT16) max_splits = small_m_8bit_split(p) ? 4 : 2;
+  if (small_m_8bit_split(p) && config == kT16) min_split_iters = 3;
+  if (mid_m_4bit_fill(p) && config == kT32) {
+    split_below = ctas_per_sm(p, kT32);
+    min_split_iters = 3;
+  }
   const double enough = split_below * p.sm_count;
   // t8 splits only while the doubled grid still fits one wave (session 14, down W4: t8 s2 /
   // s1 at m = 3 22.29 / 17.60 us, three CTAs per SM, 512 CTAs in 396 slots; m = 1..2 s2, one wave).
@@ -181,6 +220,18 @@ MixedGemmPlan choose_mixed_gemm_plan(const MixedGemmProblem& p) {
     const int64_t t16_ctas = tiles_of(p, kT16) * splits_for(p, kT16);
     const int64_t wide_ctas = tiles_of(p, kT16N128) * splits_for(p, kT16N128);
     if (t16_ctas <= 2 * int64_t{p.sm_count} && wide_ctas >= t16_ctas) plan.config = kT16N128;
+  } else if (small_m_8bit_split(p) && plan.config == kT16N256) {
+    // 8-bit, many channel tiles: t16 instead of t16n256 (one CTA per SM) where t16's CTAs fill
+    // their waves' slots clearly better (wave quantization). Session 63 (H200, W8 per-channel
+    // f16, m = 16, us): 37888 x 3584 t16 s1 (592 CTAs, 75% of 3 waves of 264) 41.79 against
+    // t16n256 s1 (148 CTAs, 56% of 2 waves of 132) 52.70; where both fill alike t16n256 stays:
+    // 28672 x 4096 (85% / 85%) 33.31 against t16 32.46, 27648 x 5120 (82% / 82%) 38.95 against
+    // 39.84, 57344 x 8192 (85% / 85%) 124.62 against 126.16.
+    const int64_t wide_ctas = tiles_of(p, kT16N256) * splits_for(p, kT16N256);
+    const int64_t t16_ctas = tiles_of(p, kT16) * splits_for(p, kT16);
+    if (wave_fill(t16_ctas, ctas_per_sm(p, kT16), p.sm_count) >
+        1.15 * wave_fill(wide_ctas, ctas_per_sm(p, kT16N256), p.sm_count))
+      plan.config = kT16;
   }
   plan.splits = splits_for(p, plan.config);
   plan.split_mode = mixed_gemm_split_mode(plan.splits, p.cc);
