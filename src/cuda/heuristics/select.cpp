@@ -97,10 +97,7 @@ constexpr int64_t kSm90MixedMinM = 17;
 constexpr int64_t kSm80Mixed4BitMaxM = 32;
 // The largest m that smxx_gemv takes ahead of the mixed GEMMs (rule below).
 constexpr int64_t kGemvFirstMaxM = 8;
-// Long k over few rows (k >= 2 n, Suite 1's down): smxx_gemv first while its launch holds
-// the block's activations once in shared memory (choose_gemv_launch: x_mode kGemvXOnce);
-// staged per item instead, the mixed GEMM streams faster (rule below). Widths the mixed GEMMs
-// do not take (1, 2, 3, 5, 6 bits) stay on the GEMV.
+
 // 4-bit weights at m = 17..32 where sm80_mixed_gemm's t32 plan leaves about one CTA per SM
 // (at most 1.25 x SMs) over long splits (at least 16 stages, 4096 k, each): there the wgmma
 // kernel streams faster (a lone mma.sync CTA per SM does not keep enough bytes in flight).
@@ -126,6 +123,10 @@ bool sm90_first_lone_t32(const GemmDesc& desc, const GpuSpec& gpu) {
   return 4 * ctas <= 5 * static_cast<int64_t>(gpu.sm_count) && stages_per_split >= 16;
 }
 
+// Long k over few rows (k >= 2 n, Suite 1's down): smxx_gemv first while its launch holds
+// the block's activations once in shared memory (choose_gemv_launch: x_mode kGemvXOnce);
+// staged per item instead, the mixed GEMM streams faster (rule below). Widths the mixed GEMMs
+// do not take (1, 2, 3, 5, 6 bits) stay on the GEMV.
 bool gemv_first_long_k(const GemmDesc& desc, const GpuSpec& gpu) {
   const int bits = desc.w.int_format.bits;
   if (bits != 4 && bits != 8) return true;
