@@ -118,7 +118,7 @@ bool sm90_first_lone_t32(const GemmDesc& desc, const GpuSpec& gpu) {
   }
   const MixedGemmTileConfig& t = kMixedGemmConfigs[plan.config];
   if (std::string(t.tag) != "t32") return false;
-  const int64_t ctas = (desc.n + t.block_n - 1) / t.block_n * ((desc.m + t.block_m - 1) / t.block_m) * plan.splits;
+  const int64_t ctas = mixed_gemm_tiles(plan.config, desc.m, desc.n) * plan.splits;
   const int64_t stages_per_split = (desc.k + t.block_k - 1) / t.block_k / plan.splits;
   return 4 * ctas <= 5 * static_cast<int64_t>(gpu.sm_count) && stages_per_split >= 16;
 }

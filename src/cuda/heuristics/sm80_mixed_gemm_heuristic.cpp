@@ -129,10 +129,7 @@ int config_for(const MixedGemmProblem& p) {
   return kT128;
 }
 
-int64_t tiles_of(const MixedGemmProblem& p, int config) {
-  const MixedGemmTileConfig& c = kMixedGemmConfigs[config];
-  return ceil_div(p.n, c.block_n) * ceil_div(p.m, c.block_m);
-}
+int64_t tiles_of(const MixedGemmProblem& p, int config) { return mixed_gemm_tiles(config, p.m, p.n); }
 
 // The split-K factor of configuration `config` (rule 2 of the file comment).
 int splits_for(const MixedGemmProblem& p, int config) {
@@ -148,8 +145,11 @@ int splits_for(const MixedGemmProblem& p, int config) {
   if (small_m_4bit_split(p) && config == kT16N128) min_split_iters = 4;
   if (small_m_4bit_split(p) && config == kT16) min_split_iters = 3;
   if (p.bits == 8 && config == kT8) split_below *= 0.5;
-  if (p.bits == 8 && config == kT16) max_splits = small_m_8bit_split(p) ? 4 : 2;
-  if (small_m_8bit_split(p) && config == kT16) min_split_iters = 3;
+  if (p.bits == 8 && config == kT16) max_splits = 2;
+  if (small_m_8bit_split(p) && config == kT16) {
+    max_splits = 4;
+    min_split_iters = 3;
+  }
   if (mid_m_4bit_fill(p) && config == kT32) {
     split_below = ctas_per_sm(p, kT32);
     min_split_iters = 3;
@@ -182,6 +182,11 @@ std::string MixedGemmPlan::describe() const {
 
 MixedGemmSplitMode mixed_gemm_split_mode(int splits, int cc) {
   return splits == 1 ? MixedGemmSplitMode::kNone : cc >= 90 ? MixedGemmSplitMode::kCluster : MixedGemmSplitMode::kWorkspace;
+}
+
+int64_t mixed_gemm_tiles(int config, int64_t m, int64_t n) {
+  const MixedGemmTileConfig& c = kMixedGemmConfigs[config];
+  return ceil_div(n, c.block_n) * ceil_div(m, c.block_m);
 }
 
 int mixed_gemm_config_index(const char* tag) {

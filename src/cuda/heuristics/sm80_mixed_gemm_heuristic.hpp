@@ -91,6 +91,9 @@ MixedGemmSplitMode mixed_gemm_split_mode(int splits, int cc);
 // Index of the configuration named `tag` in kMixedGemmConfigs, or -1.
 int mixed_gemm_config_index(const char* tag);
 
+// Output tiles of configuration `config` for an m x n output (CTAs per split).
+int64_t mixed_gemm_tiles(int config, int64_t m, int64_t n);
+
 struct MixedGemmPlan {
   int config = 0;  // row of kMixedGemmConfigs
   int splits = 1;  // split-K factor, 1..8
