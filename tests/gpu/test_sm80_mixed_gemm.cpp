@@ -279,15 +279,16 @@ TEST(sm80_mixed_gemm, plan_follows_measurements) {
   EXPECT_EQ(plan(8, 5, down, k_down), "t8_s1");
   EXPECT_EQ(plan(8, 6, down, k_down), "t16_s2");  // one t8 CTA per SM
   // The H200 as the family reads it at m = 9..32 (session 63, `default_plans_fit_one_wave_of_
-  // clusters` prints these): CTAs per SM t16 3 (4-bit) / 2 (8-bit), t16n256 (8-bit) 1, the
-  // others 2; resident clusters of 2 / 4 / 8 CTAs t16 4-bit 198 / 92 / 45, t16n256 66 / 30 / 15,
-  // every other row 132 / 62 / 30.
+  // clusters` prints these): CTAs per SM t16 3 (4-bit) / 2 (8-bit), t16n256 (8-bit) 1, t32 2
+  // (4-bit) / 1 (8-bit, v10), the others 2; resident clusters of 2 / 4 / 8 CTAs t16 4-bit
+  // 198 / 92 / 45, one CTA per SM 66 / 30 / 15, every other row 132 / 62 / 30.
   auto h200 = [](int bits, int64_t m, int64_t n, int64_t k) {
     cuda::MixedGemmProblem p;
     p.m = m, p.n = n, p.k = k, p.bits = bits, p.sm_count = 132, p.cc = 90;
     const int t16 = cuda::mixed_gemm_config_index("t16"), t16n256 = cuda::mixed_gemm_config_index("t16n256");
+    const int t32 = cuda::mixed_gemm_config_index("t32");
     for (int c = 0; c < cuda::kMixedGemmConfigCount; ++c) {
-      p.ctas_per_sm[c] = c == t16 && bits == 4 ? 3 : c == t16n256 ? 1 : 2;
+      p.ctas_per_sm[c] = c == t16 && bits == 4 ? 3 : c == t16n256 || (c == t32 && bits == 8) ? 1 : 2;
       const int per_sm = p.ctas_per_sm[c];
       p.resident_clusters[c][1] = per_sm == 3 ? 198 : per_sm == 1 ? 66 : 132;
       p.resident_clusters[c][2] = per_sm == 3 ? 92 : per_sm == 1 ? 30 : 62;
@@ -319,11 +320,23 @@ TEST(sm80_mixed_gemm, plan_follows_measurements) {
   // splits until its CTAs fill the resident slots, down to 3 stages per split (session 63, every
   // t32 plan forced at m = 24 / 32, us, in the comments); Suite 1's plans stay.
   for (int bits : {4, 8}) {
-    EXPECT_EQ(h200(bits, 32, qkv, k), "t32 s2 cluster");
+    // 8-bit qkv: 96 tiles, 66 resident clusters of 2 at one CTA per SM (v10: s1 17.8 / 17.7 us
+    // at m = 24 / 32 against s2 20.5 / 20.3).
+    EXPECT_EQ(h200(bits, 32, qkv, k), bits == 4 ? "t32 s2 cluster" : "t32 s1");
     EXPECT_EQ(h200(bits, 17, o, k), "t32 s2 cluster");
     EXPECT_EQ(h200(bits, 32, gate_up, k), "t32 s1");
     EXPECT_EQ(h200(bits, 32, down, k_down), "t32 s2 cluster");
     EXPECT_EQ(h200(bits, 33, gate_up, k), "t64 s1");
+  }
+  // 8-bit at m = 17..32 on sm_90: t32 splits down to 3 stages per split below 0.9 x SMs CTAs,
+  // while its clusters stay resident (session 63, W8 per-channel f16, every t32 plan forced, us
+  // at m = 24 / 32). select.cpp sends the short-split ones to this family.
+  for (int64_t m : {17, 24, 32}) {
+    EXPECT_EQ(h200(8, m, 3584, 3584), "t32 s2 cluster");    // 9.77 / 9.93 against s1 13.44 / 13.52
+    EXPECT_EQ(h200(8, m, 3072, 3072), "t32 s2 cluster");    // 8.91 / 9.01, as before (s4 11.63 / 12.07)
+    EXPECT_EQ(h200(8, m, 4608, 3584), "t32 s1");            // 13.68 / 13.80 against s2 15.31 / 15.52
+    EXPECT_EQ(h200(8, m, 5120, 3072), "t32 s1");            // 12.53 / 12.68 against s2 14.29 / 14.40
+    EXPECT_EQ(h200(8, m, 3072, 8192), "t32 s2 cluster");    // 15.96 / 16.08 (s4 18.64 / 19.16)
   }
   for (int64_t m : {17, 24, 32}) {
     EXPECT_EQ(h200(4, m, 3072, 3072), "t32 s4 cluster");    // 6.76 / 7.27 (m = 24 / 32) against s1 11.40 / 11.48
@@ -412,7 +425,7 @@ TEST(sm80_mixed_gemm, default_plans_fit_one_wave_of_clusters) {
   };
   for (const Probe& pr : {Probe{4, 128, 16, "t16"}, Probe{4, 128, 16, "t16n128"}, Probe{8, 0, 16, "t16"},
                           Probe{8, 0, 16, "t16n256"}, Probe{8, 0, 9, "t16"}, Probe{4, 128, 32, "t32"},
-                          Probe{4, 128, 24, "t32"}}) {
+                          Probe{4, 128, 24, "t32"}, Probe{8, 0, 24, "t32"}}) {
     Case c;
     c.f = fmt(pr.bits, pr.group, ZeroPoint::kSymmetric, DType::kF16);
     c.m = pr.m, c.n = 4096, c.k = 4096;

@@ -336,6 +336,19 @@ TEST(sm90_mixed_gemm, public_api_selection) {
       const char* want = sh.sm90 ? "sm90_mixed_gemm" : "sm80_mixed_gemm";
       EXPECT_EQ(g.kernel_name().rfind(want, 0), 0u) << "m=" << m << " " << sh.n << "x" << sh.k << ": " << g.kernel_name();
     }
+  // And 8-bit at m = 17..32 where sm80's t32 plan splits k in two or more over at most 8 stages
+  // each, one CTA per SM (session 63: 3072 x 3072, 3584 x 3584, Suite 1's o) goes to sm80.
+  for (int64_t m : {17, 24, 32})
+    for (const Shape& sh : {Shape{3072, 3072, false}, Shape{3584, 3584, false}, Shape{4096, 4096, false},
+                            Shape{3072, 8192, true}, Shape{4608, 3584, true}, Shape{6144, 4096, true},
+                            Shape{4096, 14336, true}, Shape{28672, 4096, true}}) {
+      Case c;
+      c.f = fmt(8, 0, ZeroPoint::kSymmetric, DType::kF16);
+      c.m = m, c.n = sh.n, c.k = sh.k;
+      Gemm g(desc_of(c), Device::cuda(0));
+      const char* want = sh.sm90 ? "sm90_mixed_gemm" : "sm80_mixed_gemm_f16_w8_t32_s2";
+      EXPECT_EQ(g.kernel_name().rfind(want, 0), 0u) << "w8 m=" << m << " " << sh.n << "x" << sh.k << ": " << g.kernel_name();
+    }
   Case c;
   c.f = fmt(4, 128, ZeroPoint::kSymmetric, DType::kF16);
   c.f.act_order = true;

@@ -735,7 +735,9 @@ TEST(smxx_gemv, public_api_selects_gemv) {
         EXPECT_EQ(l.ksplit > 1, clusters && m >= (bits == 8 ? 3 : 5)) << "w" << bits << " m=" << m;
       }
       Gemm g(d, Device::cuda(0));
-      EXPECT_EQ(g.kernel_name().rfind(once ? cuda::kSmxxGemvName : "sm80_mixed_gemm", 0), 0u)
+      // 8-bit per-channel at m = 8 with the k split over a cluster: sm80_mixed_gemm (session 63).
+      const bool gemv = once && !(bits == 8 && m == 8 && l.ksplit > 1);
+      EXPECT_EQ(g.kernel_name().rfind(gemv ? cuda::kSmxxGemvName : "sm80_mixed_gemm", 0), 0u)
           << "w" << bits << " m=" << m << ": " << g.kernel_name();
     }
   }

@@ -123,6 +123,53 @@ bool sm90_first_lone_t32(const GemmDesc& desc, const GpuSpec& gpu) {
   return 4 * ctas <= 5 * static_cast<int64_t>(gpu.sm_count) && stages_per_split >= 16;
 }
 
+// 8-bit weights at m = 17..32 where sm80_mixed_gemm's t32 plan splits k in two or more over
+// short splits (at most 8 stages, 2048 k, each) with every CTA on its own SM (8-bit t32 runs
+// one CTA per SM): the mma.sync kernel first; elsewhere sm90_mixed_gemm streams faster.
+// Session 63 (H200, W8 per-channel f16, every t32 plan forced with sm80_mixed_gemm pinned
+// against the default sm90_mixed_gemm, same run, us, m = 24 / 32): 3072 x 3072 (t32 s2, 96
+// CTAs, 6 stages per split) 8.91 / 9.01 against 9.76 / 10.01, 3584 x 3584 (s2, 112, 7) 9.77 /
+// 9.93 against 10.85 / 11.02, Suite 1's o 4096 x 4096 (s2, 128, 8) 10.71 / 10.82 against 11.34
+// / 11.73; longer splits lose (3072 x 8192 s2, 16 stages, 15.96 / 16.08 against 14.50 / 14.67;
+// Suite 1's down s2 25.04 / 25.06 against 22.24 / 23.07), and so do unsplit plans (4608 x 3584
+// s1 13.68 / 13.80 against 12.73 / 12.92, 6144 x 4096 s1 15.41 / 15.56 against 14.86 / 15.09).
+bool sm80_first_short_w8_t32(const GemmDesc& desc, const GpuSpec& gpu) {
+  if (gpu.cc < 90 || desc.w.kind != WeightKind::kInt || desc.w.int_format.bits != 8 || desc.m < kSm90MixedMinM ||
+      desc.m > kSm80Mixed4BitMaxM)
+    return false;
+  MixedGemmPlan plan;
+  try {
+    plan = sm80_mixed_gemm_plan(desc, gpu);
+  } catch (const std::exception&) {
+    return false;
+  }
+  const MixedGemmTileConfig& t = kMixedGemmConfigs[plan.config];
+  if (std::string(t.tag) != "t32" || plan.splits < 2) return false;
+  const int64_t ctas = mixed_gemm_tiles(plan.config, desc.m, desc.n) * plan.splits;
+  const int64_t stages_per_split = (desc.k + t.block_k - 1) / t.block_k / plan.splits;
+  return ctas <= static_cast<int64_t>(gpu.sm_count) && stages_per_split <= 8;
+}
+
+// 8-bit per-channel weights at m = 8 with n >= 4096 where the GEMV's launch splits k over a
+// cluster of blocks (its activations do not fit one block's shared memory beside the ring):
+// sm80_mixed_gemm first. Session 63 (H200, W8 per-channel f16, m = 8, each family pinned, us):
+// 8192 x 28672 (GEMV k4) 75.19 against 56.75, 8192 x 8192 (k2) 23.32 against 18.78, 27648 x 5120
+// 46.64 against 38.50, 57344 x 8192 143.96 against 124.63, 7168 x 5120 13.43 against 12.14, 10240
+// x 8192 28.61 against 26.43, 5120 x 13824 24.78 against 23.20, Suite 1's down 4096 x 14336 20.60
+// against 19.77; the narrower layers stay on the GEMV (3072 x 8192 k2 10.79 against 12.95, 3584 x
+// 18944 k4 23.76 against 24.30). Session 64 (same kind of run, f16 / bf16, the rule applied):
+// every such layer's default within 0.1 us of the faster family pinned (8192 x 28672 55.10 / 56.02
+// against the GEMV's 74.81 / 81.19). Not at m = 5..7: there sm80 won most k-split layers but lost
+// 10240 x 8192 (29.53 / 30.22 against 25.65 / 27.85 at m = 6 / 7); at m = 4 only 8192 x 28672 was
+// faster on sm80 (session 63: 55.75 against the GEMV's 68.74; 4096 x 14336 19.47 against 17.04).
+bool mixed_first_w8_ksplit(const GemmDesc& desc, const GpuSpec& gpu) {
+  if (desc.w.kind != WeightKind::kInt || desc.w.int_format.bits != 8 || desc.w.int_format.group_size != 0 ||
+      desc.m != 8 || desc.n < 4096)
+    return false;
+  if (!smxx_gemv_can_implement(desc, gpu).ok()) return false;
+  return smxx_gemv_launch_for(desc, gpu).ksplit > 1;
+}
+
 // Long k over few rows (k >= 2 n, Suite 1's down): smxx_gemv first while its launch holds
 // the block's activations once in shared memory (choose_gemv_launch: x_mode kGemvXOnce);
 // staged per item instead, the mixed GEMM streams faster (rule below). Widths the mixed GEMMs
@@ -244,7 +291,8 @@ std::vector<const FamilyEntry*> apply_selection_rules(const GemmDesc& desc, cons
   // 16.19 against the mixed GEMM's 21.22 / 23.11 / 22.60 / 22.63; W8 per-channel m = 6..8
   // 20.02 / 22.98 / 21.14 against 27.8-27.9; docs/kernels/gemv.md v11).
   const bool long_k = desc.k >= 2 * desc.n;
-  if (desc.w.kind == WeightKind::kInt && desc.m <= kGemvFirstMaxM && (!long_k || gemv_first_long_k(desc, gpu))) {
+  if (desc.w.kind == WeightKind::kInt && desc.m <= kGemvFirstMaxM && (!long_k || gemv_first_long_k(desc, gpu)) &&
+      !mixed_first_w8_ksplit(desc, gpu)) {
     auto gemv = std::find_if(order.begin(), order.end(),
                              [&](const FamilyEntry* f) { return std::string(f->name) == kSmxxGemvName; });
     if (gemv != order.end()) std::rotate(order.begin(), gemv, gemv + 1);
@@ -262,9 +310,11 @@ std::vector<const FamilyEntry*> apply_selection_rules(const GemmDesc& desc, cons
   // gate_up 50.1 / down 26.8 against 19.7 / 58.5 / 34.7). 8-bit weights stay on sm90 from
   // m = 17 (W8 per-channel f16 m = 32: gate_up 60.5 / down 29.2 against 44.8 / 24.1).
   // Except where t32 would leave one CTA per SM over long splits (sm90_first_lone_t32).
+  // 8-bit weights there go to t32 only over short splits of one wave (sm80_first_short_w8_t32).
   const bool sm80_4bit = desc.w.kind == WeightKind::kInt && desc.w.int_format.bits == 4 &&
                          desc.m <= kSm80Mixed4BitMaxM && !sm90_first_lone_t32(desc, gpu);
-  if (desc.w.kind == WeightKind::kInt && (desc.m < kSm90MixedMinM || sm80_4bit)) {
+  if (desc.w.kind == WeightKind::kInt &&
+      (desc.m < kSm90MixedMinM || sm80_4bit || sm80_first_short_w8_t32(desc, gpu))) {
     auto at = [&](const char* name) {
       return std::find_if(order.begin(), order.end(), [&](const FamilyEntry* f) { return std::string(f->name) == name; });
     };
