@@ -735,11 +735,30 @@ TEST(smxx_gemv, public_api_selects_gemv) {
         EXPECT_EQ(l.ksplit > 1, clusters && m >= (bits == 8 ? 3 : 5)) << "w" << bits << " m=" << m;
       }
       Gemm g(d, Device::cuda(0));
-      // 8-bit per-channel at m = 8 with the k split over a cluster: sm80_mixed_gemm (session 63).
+      // 8-bit at m = 8 with the k split over a cluster: sm80_mixed_gemm (select.cpp
+      // mixed_first_w8_ksplit; at m = 5..7 only from 7168 channels, below).
       const bool gemv = once && !(bits == 8 && m == 8 && l.ksplit > 1);
       EXPECT_EQ(g.kernel_name().rfind(gemv ? cuda::kSmxxGemvName : "sm80_mixed_gemm", 0), 0u)
           << "w" << bits << " m=" << m << ": " << g.kernel_name();
     }
+    // 8-bit symmetric, per-channel or g128, m = 5..8, layers of 7168 channels or more: the
+    // mixed GEMM wherever the GEMV would split k over a cluster (session 64, H200: per-channel
+    // 8192 x 8192 splits from m = 6, g128 from m = 5); narrower layers keep the GEMV below m = 8.
+    struct Shape {
+      int64_t n, k;
+    };
+    for (const Shape& sh : {Shape{8192, 8192}, Shape{5120, 13824}})
+      for (int group : {0, 128})
+        for (int64_t m = 5; m <= 8; ++m) {
+          lk.bits = 8, lk.m = m, lk.group = group, lk.n = sh.n, lk.k = sh.k;
+          const GemmDesc d = desc_of(lk);
+          const gemv::GemvLaunch l = cuda::smxx_gemv_launch_for(d, gpu);
+          if (clusters && sh.n == 8192) EXPECT_EQ(l.ksplit > 1, group == 128 || m >= 6) << "g" << group << " m=" << m;
+          const bool mixed = l.ksplit > 1 && (sh.n >= 7168 || m == 8);
+          Gemm g(d, Device::cuda(0));
+          EXPECT_EQ(g.kernel_name().rfind(mixed ? "sm80_mixed_gemm" : cuda::kSmxxGemvName, 0), 0u)
+              << sh.n << "x" << sh.k << " g" << group << " m=" << m << ": " << g.kernel_name();
+        }
   }
   Case big;  // m > 8 is not the GEMV's
   big.bits = 3, big.m = 9;

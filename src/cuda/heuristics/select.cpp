@@ -150,21 +150,28 @@ bool sm80_first_short_w8_t32(const GemmDesc& desc, const GpuSpec& gpu) {
   return ctas <= static_cast<int64_t>(gpu.sm_count) && stages_per_split <= 8;
 }
 
-// 8-bit per-channel weights at m = 8 with n >= 4096 where the GEMV's launch splits k over a
-// cluster of blocks (its activations do not fit one block's shared memory beside the ring):
-// sm80_mixed_gemm first. Session 63 (H200, W8 per-channel f16, m = 8, each family pinned, us):
-// 8192 x 28672 (GEMV k4) 75.19 against 56.75, 8192 x 8192 (k2) 23.32 against 18.78, 27648 x 5120
-// 46.64 against 38.50, 57344 x 8192 143.96 against 124.63, 7168 x 5120 13.43 against 12.14, 10240
-// x 8192 28.61 against 26.43, 5120 x 13824 24.78 against 23.20, Suite 1's down 4096 x 14336 20.60
-// against 19.77; the narrower layers stay on the GEMV (3072 x 8192 k2 10.79 against 12.95, 3584 x
-// 18944 k4 23.76 against 24.30). Session 64 (same kind of run, f16 / bf16, the rule applied):
-// every such layer's default within 0.1 us of the faster family pinned (8192 x 28672 55.10 / 56.02
-// against the GEMV's 74.81 / 81.19). Not at m = 5..7: there sm80 won most k-split layers but lost
-// 10240 x 8192 (29.53 / 30.22 against 25.65 / 27.85 at m = 6 / 7); at m = 4 only 8192 x 28672 was
-// faster on sm80 (session 63: 55.75 against the GEMV's 68.74; 4096 x 14336 19.47 against 17.04).
+// 8-bit symmetric weights (per-channel or groups of 128) at m = 5..8 where the GEMV's launch
+// splits k over a cluster of blocks (its activations do not fit one block's shared memory
+// beside the ring), on layers of at least 7168 channels (4096 at m = 8): sm80_mixed_gemm first.
+// Session 63 (H200, W8 per-channel f16, m = 8, each family pinned, us): 8192 x 28672 (GEMV k4)
+// 75.19 against 56.75, 8192 x 8192 (k2) 23.32 against 18.78, 27648 x 5120 46.64 against 38.50,
+// 57344 x 8192 143.96 against 124.63, 7168 x 5120 13.43 against 12.14, 10240 x 8192 28.61 against
+// 26.43, 5120 x 13824 24.78 against 23.20, Suite 1's down 4096 x 14336 20.60 against 19.77; the
+// narrower layers stay on the GEMV (3072 x 8192 k2 10.79 against 12.95, 3584 x 18944 k4 23.76
+// against 24.30). Session 64 (two H200 calls, per-channel f16 / bf16 and g128 f16 at m = 5..8,
+// `bench/results/2026-11-29-h200-session64-w8-rules/`): at m = 8 sm80 is faster on every such
+// layer (g128 too: 5120 x 5120 10.26 against 10.65) but per-channel 5120 x 5120 (f16 10.60 / 10.54,
+// bf16 11.36 / 11.13); at m = 5..7 on the layers of 7168 channels or more, -2.6..-24% (8192 x 28672
+// f16 m = 6 56.14 against 73.65, 7168 x 5120 12.05 against 13.26, 57344 x 8192 m = 7 124.87
+// against 144.47), except 10240 x 8192 at m = 5 / 6 (+1.5..4.8%: f16 m = 6 26.54 against 25.82,
+// g128 m = 5 26.21 against 25.18; at m = 7 -5..-7%); narrower layers lose at m = 5..7 (4096 x
+// 14336 f16 19.78 against 19.48 at m = 6, bf16 21.74 against 20.69 at m = 7; 5120 x 5120 1-2%).
+// At m = 4 only 8192 x 28672 was faster on sm80 (session 63: 55.75 against the GEMV's 68.74;
+// 4096 x 14336 19.47 against 17.04). Zero points and groups of 32 / 64 were not measured.
 bool mixed_first_w8_ksplit(const GemmDesc& desc, const GpuSpec& gpu) {
-  if (desc.w.kind != WeightKind::kInt || desc.w.int_format.bits != 8 || desc.w.int_format.group_size != 0 ||
-      desc.m != 8 || desc.n < 4096)
+  const IntWeightFormat& f = desc.w.int_format;
+  if (desc.w.kind != WeightKind::kInt || f.bits != 8 || f.zero != ZeroPoint::kSymmetric ||
+      (f.group_size != 0 && f.group_size != 128) || desc.m < 5 || desc.m > 8 || desc.n < (desc.m == 8 ? 4096 : 7168))
     return false;
   if (!smxx_gemv_can_implement(desc, gpu).ok()) return false;
   return smxx_gemv_launch_for(desc, gpu).ksplit > 1;
