@@ -19,6 +19,7 @@
 #include "cuda/gemv/smxx_gemv_act_quant.hpp"
 #include "cuda/gemv/smxx_gemv_family.hpp"
 #include "cuda/heuristics/gpu_spec.hpp"
+#include "cuda/mixed_gemm/sm80_mixed_gemm_family.hpp"
 #include "lowbit/gemm.hpp"
 #include "lowbit/pack.hpp"
 #include "lowbit/pack_gemv.hpp"
@@ -747,14 +748,18 @@ TEST(smxx_gemv, public_api_selects_gemv) {
     struct Shape {
       int64_t n, k;
     };
-    for (const Shape& sh : {Shape{8192, 8192}, Shape{5120, 13824}})
+    // Below m = 8 not where sm80's plan is t16 in one split (10240 x 8192 on a 132-SM GPU).
+    for (const Shape& sh : {Shape{8192, 8192}, Shape{5120, 13824}, Shape{10240, 8192}})
       for (int group : {0, 128})
         for (int64_t m = 5; m <= 8; ++m) {
           lk.bits = 8, lk.m = m, lk.group = group, lk.n = sh.n, lk.k = sh.k;
           const GemmDesc d = desc_of(lk);
           const gemv::GemvLaunch l = cuda::smxx_gemv_launch_for(d, gpu);
           if (clusters && sh.n == 8192) EXPECT_EQ(l.ksplit > 1, group == 128 || m >= 6) << "g" << group << " m=" << m;
-          const bool mixed = l.ksplit > 1 && (sh.n >= 7168 || m == 8);
+          const cuda::MixedGemmPlan pl = cuda::sm80_mixed_gemm_plan(d, gpu);
+          const bool lone_t16 = std::string(cuda::kMixedGemmConfigs[pl.config].tag) == "t16" && pl.splits == 1;
+          if (gpu.sm_count == 132 && sh.n == 10240) EXPECT_TRUE(lone_t16) << pl.describe();
+          const bool mixed = l.ksplit > 1 && (m == 8 || (sh.n >= 7168 && !lone_t16));
           Gemm g(d, Device::cuda(0));
           EXPECT_EQ(g.kernel_name().rfind(mixed ? "sm80_mixed_gemm" : cuda::kSmxxGemvName, 0), 0u)
               << sh.n << "x" << sh.k << " g" << group << " m=" << m << ": " << g.kernel_name();

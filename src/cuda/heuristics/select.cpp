@@ -167,7 +167,7 @@ bool sm80_first_short_w8_t32(const GemmDesc& desc, const GpuSpec& gpu) {
 // bf16 11.36 / 11.13); at m = 5..7 on the layers of 7168 channels or more, -2.6..-24% (8192 x 28672
 // f16 m = 6 56.14 against 73.65, 7168 x 5120 12.05 against 13.26, 57344 x 8192 m = 7 124.87
 // against 144.47), except 10240 x 8192 at m = 5 / 6 (+1.5..4.8%: f16 m = 6 26.54 against 25.82,
-// g128 m = 5 26.21 against 25.18; at m = 7 -5..-7%); narrower layers lose at m = 5..7 (4096 x
+// g128 m = 5 26.21 against 25.18; at m = 7 -5..-7%; excluded below); narrower layers lose at m = 5..7 (4096 x
 // 14336 f16 19.78 against 19.48 at m = 6, bf16 21.74 against 20.69 at m = 7; 5120 x 5120 1-2%).
 // At m = 4 only 8192 x 28672 was faster on sm80 (session 63: 55.75 against the GEMV's 68.74;
 // 4096 x 14336 19.47 against 17.04). Zero points and groups of 32 / 64 were not measured.
@@ -176,8 +176,18 @@ bool mixed_first_w8_ksplit(const GemmDesc& desc, const GpuSpec& gpu) {
   if (desc.w.kind != WeightKind::kInt || f.bits != 8 || f.zero != ZeroPoint::kSymmetric ||
       (f.group_size != 0 && f.group_size != 128) || desc.m < 5 || desc.m > 8 || desc.n < (desc.m == 8 ? 4096 : 7168))
     return false;
-  if (!smxx_gemv_can_implement(desc, gpu).ok()) return false;
-  return smxx_gemv_launch_for(desc, gpu).ksplit > 1;
+  if (!smxx_gemv_can_implement(desc, gpu).ok() || smxx_gemv_launch_for(desc, gpu).ksplit < 2) return false;
+  if (desc.m == 8) return true;
+  // Below m = 8, not where sm80's plan is t16 in one split (10240 x 8192: 160 CTAs of the whole k,
+  // about one per SM), whose time varied from call to call: f16 m = 6 26.54 / 27.93 / 29.53 us in
+  // three session-64 calls against the GEMV's 25.65-25.82.
+  MixedGemmPlan plan;
+  try {
+    plan = sm80_mixed_gemm_plan(desc, gpu);
+  } catch (const std::exception&) {
+    return false;
+  }
+  return !(std::string(kMixedGemmConfigs[plan.config].tag) == "t16" && plan.splits == 1);
 }
 
 // Long k over few rows (k >= 2 n, Suite 1's down): smxx_gemv first while its launch holds
