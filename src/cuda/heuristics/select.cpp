@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <exception>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -98,6 +99,16 @@ constexpr int64_t kSm80Mixed4BitMaxM = 32;
 // The largest m that smxx_gemv takes ahead of the mixed GEMMs (rule below).
 constexpr int64_t kGemvFirstMaxM = 8;
 
+// sm80_mixed_gemm's plan for desc (what its make() would run), or none where it cannot plan
+// one: the rules below that read it then do not apply.
+std::optional<MixedGemmPlan> sm80_plan(const GemmDesc& desc, const GpuSpec& gpu) {
+  try {
+    return sm80_mixed_gemm_plan(desc, gpu);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 // 4-bit weights at m = 17..32 where sm80_mixed_gemm's t32 plan leaves about one CTA per SM
 // (at most 1.25 x SMs) over long splits (at least 16 stages, 4096 k, each): there the wgmma
 // kernel streams faster (a lone mma.sync CTA per SM does not keep enough bytes in flight).
@@ -110,12 +121,9 @@ constexpr int64_t kGemvFirstMaxM = 8;
 // s2, 256 CTAs, 57.98 against 71.70; 3584 x 18944 s4 22.50 against 26.18).
 bool sm90_first_lone_t32(const GemmDesc& desc, const GpuSpec& gpu) {
   if (gpu.cc < 90 || desc.m < kSm90MixedMinM || desc.m > kSm80Mixed4BitMaxM) return false;
-  MixedGemmPlan plan;
-  try {
-    plan = sm80_mixed_gemm_plan(desc, gpu);
-  } catch (const std::exception&) {
-    return false;
-  }
+  const std::optional<MixedGemmPlan> p = sm80_plan(desc, gpu);
+  if (!p) return false;
+  const MixedGemmPlan& plan = *p;
   const MixedGemmTileConfig& t = kMixedGemmConfigs[plan.config];
   if (std::string(t.tag) != "t32") return false;
   const int64_t ctas = mixed_gemm_tiles(plan.config, desc.m, desc.n) * plan.splits;
@@ -140,12 +148,9 @@ bool sm80_first_short_w8_t32(const GemmDesc& desc, const GpuSpec& gpu) {
   if (gpu.cc < 90 || desc.w.kind != WeightKind::kInt || desc.w.int_format.bits != 8 ||
       desc.w.int_format.zero != ZeroPoint::kSymmetric || desc.m < kSm90MixedMinM || desc.m > kSm80Mixed4BitMaxM)
     return false;
-  MixedGemmPlan plan;
-  try {
-    plan = sm80_mixed_gemm_plan(desc, gpu);
-  } catch (const std::exception&) {
-    return false;
-  }
+  const std::optional<MixedGemmPlan> p = sm80_plan(desc, gpu);
+  if (!p) return false;
+  const MixedGemmPlan& plan = *p;
   const MixedGemmTileConfig& t = kMixedGemmConfigs[plan.config];
   if (std::string(t.tag) != "t32" || plan.splits < 2) return false;
   const int64_t ctas = mixed_gemm_tiles(plan.config, desc.m, desc.n) * plan.splits;
@@ -167,8 +172,9 @@ bool sm80_first_short_w8_t32(const GemmDesc& desc, const GpuSpec& gpu) {
 // bf16 11.36 / 11.13); at m = 5..7 on the layers of 7168 channels or more, -2.6..-24% (8192 x 28672
 // f16 m = 6 56.14 against 73.65, 7168 x 5120 12.05 against 13.26, 57344 x 8192 m = 7 124.87
 // against 144.47), except 10240 x 8192 at m = 5 / 6 (+1.5..4.8%: f16 m = 6 26.54 against 25.82,
-// g128 m = 5 26.21 against 25.18; at m = 7 -5..-7%; excluded below); narrower layers lose at m = 5..7 (4096 x
-// 14336 f16 19.78 against 19.48 at m = 6, bf16 21.74 against 20.69 at m = 7; 5120 x 5120 1-2%).
+// g128 m = 5 26.21 against 25.18; at m = 7 -5..-7%; excluded below); narrower layers lose at
+// m = 5..7 (4096 x 14336 f16 19.78 against 19.48 at m = 6, bf16 21.74 against 20.69 at m = 7;
+// 5120 x 5120 1-2%).
 // At m = 4 only 8192 x 28672 was faster on sm80 (session 63: 55.75 against the GEMV's 68.74;
 // 4096 x 14336 19.47 against 17.04). Zero points and groups of 32 / 64 were not measured.
 bool mixed_first_w8_ksplit(const GemmDesc& desc, const GpuSpec& gpu) {
@@ -181,13 +187,8 @@ bool mixed_first_w8_ksplit(const GemmDesc& desc, const GpuSpec& gpu) {
   // Below m = 8, not where sm80's plan is t16 in one split (10240 x 8192: 160 CTAs of the whole k,
   // about one per SM), whose time varied from call to call: f16 m = 6 26.54 / 27.93 / 29.53 us in
   // three session-64 calls against the GEMV's 25.65-25.82.
-  MixedGemmPlan plan;
-  try {
-    plan = sm80_mixed_gemm_plan(desc, gpu);
-  } catch (const std::exception&) {
-    return false;
-  }
-  return !(std::string(kMixedGemmConfigs[plan.config].tag) == "t16" && plan.splits == 1);
+  const std::optional<MixedGemmPlan> plan = sm80_plan(desc, gpu);
+  return plan && !(std::string(kMixedGemmConfigs[plan->config].tag) == "t16" && plan->splits == 1);
 }
 
 // Long k over few rows (k >= 2 n, Suite 1's down): smxx_gemv first while its launch holds

@@ -19,8 +19,9 @@
 //      with 8-bit weights there, t16 splits up to four ways (as far as its clusters stay
 //      resident) and replaces t16n256 where its CTAs fill their waves clearly better (session 63);
 //   4. on sm_90 with 4-bit weights at m = 17..32, t32 splits until its CTAs fill the SMs'
-//      resident slots, down to 3 stages per split; with 8-bit weights there t32 splits down
-//      to 3 stages per split below 0.9 x SMs CTAs (session 63).
+//      resident slots, down to 3 stages per split (session 63); with 8-bit weights there t32
+//      splits down to 3 stages per split below 0.9 x SMs CTAs (session 64, from session 63's
+//      sweep).
 #include <algorithm>
 #include <string>
 
@@ -98,9 +99,9 @@ bool small_m_8bit_split(const MixedGemmProblem& p) { return p.bits == 8 && p.m >
 // per SM before); Suite 1's layers and the other swept layers keep their plans.
 bool mid_m_4bit_fill(const MixedGemmProblem& p) { return p.bits == 4 && p.m >= 17 && p.m <= 32 && p.cc >= 90; }
 
-// 8-bit weights at m = 17..32 on sm_90: t32 (one CTA per SM at 8 bits) splits down to 3 stages
-// per split (not 8), still below 0.9 x SMs CTAs and only as far as its clusters stay resident
-// (66 clusters of 2 on a 132-SM H200). Session 63 (H200, W8 per-channel f16, every t32 plan
+// 8-bit weights at m = 17..32 on sm_90 (session 64): t32 (one CTA per SM at 8 bits) splits down
+// to 3 stages per split (not 8), still below 0.9 x SMs CTAs and only as far as its clusters stay
+// resident (66 clusters of 2 on a 132-SM H200). Session 63's sweep (H200, W8 per-channel f16, every t32 plan
 // forced at m = 24 / 32, us): 3584 x 3584 (56 tiles, 14 stages) s2 9.77 / 9.93 against s1
 // 13.44 / 13.52; the layers the former rule already split (3072 x 3072 s2 8.91 / 9.01, Suite 1's
 // o s2 10.71 / 10.82) keep their plans, and wider layers (4608 x 3584, 72 tiles; 5120 x 3072, 80)
