@@ -109,6 +109,20 @@ std::optional<MixedGemmPlan> sm80_plan(const GemmDesc& desc, const GpuSpec& gpu)
   }
 }
 
+// sm80_mixed_gemm's plan for desc where it is t32 (m = 17..32): its split count, CTAs and
+// stages per split, which the two rules below weigh; none for any other plan.
+struct T32Plan {
+  int splits;
+  int64_t ctas, stages_per_split;
+};
+std::optional<T32Plan> sm80_t32_plan(const GemmDesc& desc, const GpuSpec& gpu) {
+  const std::optional<MixedGemmPlan> plan = sm80_plan(desc, gpu);
+  if (!plan || std::string(kMixedGemmConfigs[plan->config].tag) != "t32") return std::nullopt;
+  const MixedGemmTileConfig& t = kMixedGemmConfigs[plan->config];
+  return T32Plan{plan->splits, mixed_gemm_tiles(plan->config, desc.m, desc.n) * plan->splits,
+                 (desc.k + t.block_k - 1) / t.block_k / plan->splits};
+}
+
 // 4-bit weights at m = 17..32 where sm80_mixed_gemm's t32 plan leaves about one CTA per SM
 // (at most 1.25 x SMs) over long splits (at least 16 stages, 4096 k, each): there the wgmma
 // kernel streams faster (a lone mma.sync CTA per SM does not keep enough bytes in flight).
@@ -121,14 +135,8 @@ std::optional<MixedGemmPlan> sm80_plan(const GemmDesc& desc, const GpuSpec& gpu)
 // s2, 256 CTAs, 57.98 against 71.70; 3584 x 18944 s4 22.50 against 26.18).
 bool sm90_first_lone_t32(const GemmDesc& desc, const GpuSpec& gpu) {
   if (gpu.cc < 90 || desc.m < kSm90MixedMinM || desc.m > kSm80Mixed4BitMaxM) return false;
-  const std::optional<MixedGemmPlan> p = sm80_plan(desc, gpu);
-  if (!p) return false;
-  const MixedGemmPlan& plan = *p;
-  const MixedGemmTileConfig& t = kMixedGemmConfigs[plan.config];
-  if (std::string(t.tag) != "t32") return false;
-  const int64_t ctas = mixed_gemm_tiles(plan.config, desc.m, desc.n) * plan.splits;
-  const int64_t stages_per_split = (desc.k + t.block_k - 1) / t.block_k / plan.splits;
-  return 4 * ctas <= 5 * static_cast<int64_t>(gpu.sm_count) && stages_per_split >= 16;
+  const std::optional<T32Plan> t32 = sm80_t32_plan(desc, gpu);
+  return t32 && 4 * t32->ctas <= 5 * static_cast<int64_t>(gpu.sm_count) && t32->stages_per_split >= 16;
 }
 
 // 8-bit weights at m = 17..32 where sm80_mixed_gemm's t32 plan splits k in two or more over
@@ -148,14 +156,8 @@ bool sm80_first_short_w8_t32(const GemmDesc& desc, const GpuSpec& gpu) {
   if (gpu.cc < 90 || desc.w.kind != WeightKind::kInt || desc.w.int_format.bits != 8 ||
       desc.w.int_format.zero != ZeroPoint::kSymmetric || desc.m < kSm90MixedMinM || desc.m > kSm80Mixed4BitMaxM)
     return false;
-  const std::optional<MixedGemmPlan> p = sm80_plan(desc, gpu);
-  if (!p) return false;
-  const MixedGemmPlan& plan = *p;
-  const MixedGemmTileConfig& t = kMixedGemmConfigs[plan.config];
-  if (std::string(t.tag) != "t32" || plan.splits < 2) return false;
-  const int64_t ctas = mixed_gemm_tiles(plan.config, desc.m, desc.n) * plan.splits;
-  const int64_t stages_per_split = (desc.k + t.block_k - 1) / t.block_k / plan.splits;
-  return ctas <= static_cast<int64_t>(gpu.sm_count) && stages_per_split <= 8;
+  const std::optional<T32Plan> t32 = sm80_t32_plan(desc, gpu);
+  return t32 && t32->splits >= 2 && t32->ctas <= static_cast<int64_t>(gpu.sm_count) && t32->stages_per_split <= 8;
 }
 
 // 8-bit symmetric weights (per-channel or groups of 128) at m = 5..8 where the GEMV's launch
