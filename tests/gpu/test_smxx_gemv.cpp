@@ -737,7 +737,7 @@ TEST(smxx_gemv, public_api_selects_gemv) {
       }
       Gemm g(d, Device::cuda(0));
       // 8-bit at m = 8 with the k split over a cluster: sm80_mixed_gemm (select.cpp
-      // mixed_first_w8_ksplit; at m = 5..7 only from 7168 channels, below).
+      // mixed_first_w8_m5_to_8; at m = 5..7 only from 7168 channels, below).
       const bool gemv = once && !(bits == 8 && m == 8 && l.ksplit > 1);
       EXPECT_EQ(g.kernel_name().rfind(gemv ? cuda::kSmxxGemvName : "sm80_mixed_gemm", 0), 0u)
           << "w" << bits << " m=" << m << ": " << g.kernel_name();
@@ -749,17 +749,27 @@ TEST(smxx_gemv, public_api_selects_gemv) {
       int64_t n, k;
     };
     // Below m = 8 not where sm80's plan is t16 in one split (10240 x 8192 on a 132-SM GPU).
-    for (const Shape& sh : {Shape{8192, 8192}, Shape{5120, 13824}, Shape{10240, 8192}})
+    // Where the GEMV does not split k (per-channel at m = 5), the mixed GEMM only where sm80's plan
+    // is t16 in two or more splits over k >= 5120 (session 65: 7168 x 5120 and 8192 x 8192 on
+    // the mixed GEMM, 8192 x 4096 and 9216 x 5120 on the GEMV at m = 5 on a 132-SM GPU).
+    for (const Shape& sh : {Shape{8192, 8192}, Shape{5120, 13824}, Shape{10240, 8192}, Shape{7168, 5120},
+                            Shape{8192, 4096}, Shape{9216, 5120}})
       for (int group : {0, 128})
         for (int64_t m = 5; m <= 8; ++m) {
           lk.bits = 8, lk.m = m, lk.group = group, lk.n = sh.n, lk.k = sh.k;
           const GemmDesc d = desc_of(lk);
           const gemv::GemvLaunch l = cuda::smxx_gemv_launch_for(d, gpu);
-          if (clusters && sh.n == 8192) EXPECT_EQ(l.ksplit > 1, group == 128 || m >= 6) << "g" << group << " m=" << m;
+          if (clusters && sh.n == 8192 && sh.k == 8192) EXPECT_EQ(l.ksplit > 1, group == 128 || m >= 6) << "g" << group << " m=" << m;
           const cuda::MixedGemmPlan pl = cuda::sm80_mixed_gemm_plan(d, gpu);
-          const bool lone_t16 = std::string(cuda::kMixedGemmConfigs[pl.config].tag) == "t16" && pl.splits == 1;
-          if (gpu.sm_count == 132 && sh.n == 10240) EXPECT_TRUE(lone_t16) << pl.describe();
-          const bool mixed = l.ksplit > 1 && (m == 8 || (sh.n >= 7168 && !lone_t16));
+          const bool t16 = std::string(cuda::kMixedGemmConfigs[pl.config].tag) == "t16";
+          const bool lone_t16 = t16 && pl.splits == 1;
+          if (gpu.sm_count == 132 && (sh.n == 10240 || (sh.n == 9216 && m == 5))) EXPECT_TRUE(lone_t16) << pl.describe();
+          if (gpu.sm_count == 132 && clusters && group == 0 && m == 5 && (sh.n == 7168 || sh.n == 8192)) {
+            EXPECT_EQ(l.ksplit, 1) << sh.n << "x" << sh.k;
+            EXPECT_TRUE(t16 && pl.splits == 2) << sh.n << "x" << sh.k << ": " << pl.describe();
+          }
+          const bool mixed = l.ksplit > 1 ? (m == 8 || (sh.n >= 7168 && !lone_t16))
+                                           : (sh.n >= 7168 && t16 && pl.splits >= 2 && sh.k >= 5120);
           Gemm g(d, Device::cuda(0));
           EXPECT_EQ(g.kernel_name().rfind(mixed ? "sm80_mixed_gemm" : cuda::kSmxxGemvName, 0), 0u)
               << sh.n << "x" << sh.k << " g" << group << " m=" << m << ": " << g.kernel_name();

@@ -179,18 +179,30 @@ bool sm80_first_short_w8_t32(const GemmDesc& desc, const GpuSpec& gpu) {
 // 5120 x 5120 1-2%).
 // At m = 4 only 8192 x 28672 was faster on sm80 (session 63: 55.75 against the GEMV's 68.74;
 // 4096 x 14336 19.47 against 17.04). Zero points and groups of 32 / 64 were not measured.
-bool mixed_first_w8_ksplit(const GemmDesc& desc, const GpuSpec& gpu) {
+// Where the GEMV does not split k (per-channel weights at m = 5 on layers of k <= 8192; from
+// m = 6 it splits every k >= 5120), sm80_mixed_gemm first only where its plan is t16 in two or
+// more splits over k >= 5120. Session 65 (H200, both families pinned, two rounds within 0.2 us,
+// `bench/results/2026-11-29-h200-session65/`, per-channel f16 / bf16 at m = 5): t16 s2 layers
+// with k >= 5120 -4.2..-8.2% (7168 x 5120 11.96 against 12.52 f16, 8192 x 8192 18.61 against
+// 19.94, 7168 x 8192 16.97 against 18.20, 8192 x 5120, 7168 x 7168 -2.1..-2.8%; 8192 x 6144 f16
+// +1.2%, bf16 -1.6%); with k = 4096 the GEMV stays 12-26% faster (6144 / 7168 / 8192 x 4096),
+// and so on t16 s1 layers (9216 x 5120 +14%, 10240 x 8192 +11%, 16384 x 3072 +6%).
+bool mixed_first_w8_m5_to_8(const GemmDesc& desc, const GpuSpec& gpu) {
   const IntWeightFormat& f = desc.w.int_format;
   if (desc.w.kind != WeightKind::kInt || f.bits != 8 || f.zero != ZeroPoint::kSymmetric ||
       (f.group_size != 0 && f.group_size != 128) || desc.m < 5 || desc.m > 8 || desc.n < (desc.m == 8 ? 4096 : 7168))
     return false;
-  if (!smxx_gemv_can_implement(desc, gpu).ok() || smxx_gemv_launch_for(desc, gpu).ksplit < 2) return false;
-  if (desc.m == 8) return true;
+  if (!smxx_gemv_can_implement(desc, gpu).ok()) return false;
+  const bool ksplit = smxx_gemv_launch_for(desc, gpu).ksplit > 1;
+  if (ksplit && desc.m == 8) return true;
+  const std::optional<MixedGemmPlan> plan = sm80_plan(desc, gpu);
+  if (!plan) return false;
+  const bool t16 = std::string(kMixedGemmConfigs[plan->config].tag) == "t16";
   // Below m = 8, not where sm80's plan is t16 in one split (10240 x 8192: 160 CTAs of the whole k,
   // about one per SM), whose time varied from call to call: f16 m = 6 26.54 / 27.93 / 29.53 us in
   // three session-64 calls against the GEMV's 25.65-25.82.
-  const std::optional<MixedGemmPlan> plan = sm80_plan(desc, gpu);
-  return plan && !(std::string(kMixedGemmConfigs[plan->config].tag) == "t16" && plan->splits == 1);
+  if (ksplit) return !(t16 && plan->splits == 1);
+  return t16 && plan->splits >= 2 && desc.k >= 5120;
 }
 
 // Long k over few rows (k >= 2 n, Suite 1's down): smxx_gemv first while its launch holds
@@ -315,7 +327,7 @@ std::vector<const FamilyEntry*> apply_selection_rules(const GemmDesc& desc, cons
   // 20.02 / 22.98 / 21.14 against 27.8-27.9; docs/kernels/gemv.md v11).
   const bool long_k = desc.k >= 2 * desc.n;
   if (desc.w.kind == WeightKind::kInt && desc.m <= kGemvFirstMaxM && (!long_k || gemv_first_long_k(desc, gpu)) &&
-      !mixed_first_w8_ksplit(desc, gpu)) {
+      !mixed_first_w8_m5_to_8(desc, gpu)) {
     auto gemv = std::find_if(order.begin(), order.end(),
                              [&](const FamilyEntry* f) { return std::string(f->name) == kSmxxGemvName; });
     if (gemv != order.end()) std::rotate(order.begin(), gemv, gemv + 1);
