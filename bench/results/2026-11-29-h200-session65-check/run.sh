@@ -2,7 +2,7 @@
 # Session 65's device check, one call: tools/device-check.sh (build, ctest, memcheck on the tests
 # of the families whose selection changed, the full lowbit bench with CPU checks), then the
 # default selection at m = 5 / 6 on call 1's W8 layers (one round, beside call 1's pinned figures).
-# Usage on the device: LOWBIT_COMMIT=<sha> OUT=... bash bench/results/2026-11-29-h200-session65/call2.sh
+# Usage on the device: LOWBIT_COMMIT=<sha> OUT=... bash bench/results/2026-11-29-h200-session65-check/run.sh (run as session65/call2.sh)
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
 OUT=${OUT:-$PWD/device-out}
