@@ -302,6 +302,101 @@ TEST(sm90_mixed_gemm, two_streams_concurrently) {
   expect_two_streams_match(call_of(p0), call_of(p1), call_of(p2));
 }
 
+// Stream-K tail (sm90 v23): the whole waves of channel tiles as units, the rest's (tile, k
+// block) iterations in even shares over the grid, the pieces summed by the reduce kernel. Small
+// grids (the plan's sk_grid, not the SM count) so that the shapes stay small: a tail of one
+// tile over several CTAs, shares that cross tile boundaries (more than one tail tile per CTA),
+// a 64-channel last tile, exactly one iteration per CTA, 64- and 128-column stages, per-channel
+// (scaled in the reduce) and grouped weights, zero points, bias; every case against the CPU
+// reference, one twice for bit-identical results.
+TEST(sm90_mixed_gemm, stream_k_tail) {
+  REQUIRE_SM90A();
+  struct Shape {
+    int64_t n, k;
+    int grid;
+  };
+  const std::vector<Shape> shapes = small_mode()
+                                        ? std::vector<Shape>{{896, 640, 3}, {448, 1088, 7}}
+                                        : std::vector<Shape>{{896, 640, 3},  {448, 640, 5},  {1920, 640, 13}, {640, 256, 4},
+                                                             {640, 640, 2},  {1024, 640, 3}, {448, 1088, 7},  {384, 1088, 7}};
+  int i = 0, ran = 0;
+  for (int cfg = 0; cfg < cuda::kSm90MixedConfigCount; ++cfg) {
+    const cuda::Sm90MixedConfig& conf = cuda::kSm90MixedConfigs[cfg];
+    if (!cuda::sm90_mixed_tail_config(conf)) continue;
+    for (const Shape& sh : shapes) {
+      const int64_t k_blocks = cuda::sm90_mixed_k_blocks(conf, sh.k);
+      if (!cuda::sm90_mixed_tail((sh.n + 127) / 128, k_blocks, sh.grid).valid) continue;
+      const DType t = (i % 2) == 0 ? DType::kF16 : DType::kBF16;
+      const std::vector<IntWeightFormat> fs = {fmt(4, 128, ZeroPoint::kSymmetric, t), fmt(8, 0, ZeroPoint::kSymmetric, t),
+                                               fmt(4, 32, ZeroPoint::kInteger, t)};
+      // The next format in turn that k and the configuration take.
+      std::optional<IntWeightFormat> pick;
+      for (size_t d = 0; d < fs.size() && !pick; ++d) {
+        const IntWeightFormat& f = fs[(i + d) % fs.size()];
+        if (sh.k % std::max(f.group_size, 1) == 0 && cuda::sm90_mixed_has_kernel(conf, t == DType::kBF16, f.bits)) pick = f;
+      }
+      ++i;
+      if (!pick) continue;
+      const IntWeightFormat f = *pick;
+      for (int64_t m : {int64_t{1}, int64_t{37}, int64_t{conf.block_tokens}}) {
+        if (small_mode() && m == 37) continue;
+        Case c;
+        c.f = f;
+        c.m = m;
+        c.n = sh.n;
+        c.k = sh.k;
+        c.bias = (m != 37);
+        c.plan = Sm90MixedPlan{cfg, 1, ""};
+        c.plan->sk_grid = sh.grid;
+        check_case(c);
+        ++ran;
+      }
+    }
+  }
+  EXPECT_GT(ran, 0);
+  Case c;
+  c.f = fmt(4, 32, ZeroPoint::kInteger, DType::kF16);
+  c.m = 40;
+  c.n = 448;
+  c.k = 1088;
+  c.bias = true;
+  c.plan = Sm90MixedPlan{3, 1, ""};
+  c.plan->sk_grid = 7;
+  Prepared p(c);
+  EXPECT_NE(p.impl->name().find("_sk"), std::string::npos) << p.impl->name();
+  expect_bitwise_repeatable(call_of(p));
+}
+
+// A stream-K tail the family cannot run is refused with the reason: the 256-token tile, more
+// than one token tile, a split, fewer tail iterations than CTAs.
+TEST(sm90_mixed_gemm, stream_k_tail_refusals) {
+  REQUIRE_SM90A();
+  Case c;
+  c.f = fmt(4, 128, ZeroPoint::kSymmetric, DType::kF16);
+  c.m = 64;
+  c.n = 896;
+  c.k = 640;
+  auto refused = [&](const Case& cs, int config, int splits, int grid) {
+    Sm90MixedPlan pl{config, splits, ""};
+    pl.sk_grid = grid;
+    try {
+      make_impl(desc_of(cs), pl);
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(refused(c, 3, 1, 3), "");  // 7 tiles: 6 whole, one in the tail over 3 CTAs
+  EXPECT_NE(refused(c, 2, 1, 3).find("stream-K tail"), std::string::npos);   // c128t256
+  EXPECT_NE(refused(c, 3, 2, 3).find("stream-K tail"), std::string::npos);   // a split
+  EXPECT_NE(refused(c, 3, 1, 7).find("stream-K tail"), std::string::npos);   // no tail tile (7 of 7 whole)
+  EXPECT_NE(refused(c, 3, 1, 6).find("stream-K tail"), std::string::npos);   // 5 tail iterations < 6 CTAs
+  Case tall = c;
+  tall.m = 65;
+  EXPECT_NE(refused(tall, 3, 1, 3).find("stream-K tail"), std::string::npos);  // two token tiles
+  EXPECT_NE(refused(c, 3, 1, -1).find("stream-K grid"), std::string::npos);
+}
+
 // The public API picks this family from m = 17 on for 8-bit weights and from m = 33 on for
 // 4-bit weights (with one exception below), sm80_mixed_gemm below (select.cpp), and act-order
 // weights stay with sm80_mixed_gemm.
@@ -395,6 +490,19 @@ TEST(sm90_mixed_gemm, plan_follows_measurements) {
   EXPECT_EQ(plan(256, 4096, 14336), "c128t256_s4");
   for (int64_t n : {6144, 4096, 28672}) EXPECT_EQ(plan(4096, n, 4096), "c128t256_s1") << n;
   EXPECT_EQ(plan(4096, 4096, 14336), "c128t256_s1");
+  // The stream-K tail (sm90 v23): the 64-token tile with at least one whole wave of channel
+  // tiles and a last wave of at most a third of the SMs (132 + 22 and 132 + 44 tiles), not
+  // Suite 1's gate_up (132 + 92) nor layers of fewer tiles than SMs.
+  if (std::getenv("LOWBIT_SM90_MIXED_SK") == nullptr) {
+    auto sk = [](int64_t m, int64_t n) { return cuda::sm90_mixed_gemm_plan(m, n, 4096, 4, false, 132).sk_grid; };
+    EXPECT_EQ(sk(64, 19712), 132);
+    EXPECT_EQ(sk(33, 22528), 132);
+    EXPECT_EQ(sk(64, 25344), 0);
+    EXPECT_EQ(sk(64, 28672), 0);
+    EXPECT_EQ(sk(64, 6144), 0);
+    EXPECT_EQ(sk(128, 19712), 0);  // the 128-token tile: not measured with the tail
+    EXPECT_EQ(plan(64, 19712, 4096), "c128t64k128_s1");
+  }
   // Two stages' constants before griddepcontrol.wait (sm90 v11: every stage was 0.8-1.4%
   // slower at m = 64 / 128 on H100), unless LOWBIT_SM90_MIXED_PREWAIT overrides it.
   if (std::getenv("LOWBIT_SM90_MIXED_PREWAIT") == nullptr)

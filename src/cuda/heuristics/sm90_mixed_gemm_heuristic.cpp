@@ -40,6 +40,18 @@
 
 namespace lowbit::cuda {
 
+Sm90MixedTail sm90_mixed_tail(int64_t tiles_c, int64_t k_blocks, int sk_grid) {
+  Sm90MixedTail t;
+  if (sk_grid < 1 || tiles_c < 1 || k_blocks < 1) return t;
+  t.whole_tiles = tiles_c / sk_grid * sk_grid;
+  t.tail_tiles = tiles_c - t.whole_tiles;
+  t.iters = t.tail_tiles * k_blocks;
+  t.valid = t.tail_tiles >= 1 && t.iters >= sk_grid;
+  if (!t.valid) return t;
+  for (int64_t j = 0; j < t.tail_tiles; ++j) t.planes = std::max(t.planes, sm90_mixed_sk_pieces(j, k_blocks, t.iters, sk_grid));
+  return t;
+}
+
 Sm90MixedPlan sm90_mixed_gemm_plan(int64_t m, int64_t n, int64_t k, int bits, bool bf16, int sm_count) {
   constexpr double kClockPerUs = 1980.0, kPowerCappedClockPerUs = 1400.0, kDramBytesPerUs = 4.0e6;
   constexpr double kUnitClk = 2000.0, kReduceUs = 2.0;
@@ -58,6 +70,9 @@ Sm90MixedPlan sm90_mixed_gemm_plan(int64_t m, int64_t n, int64_t k, int bits, bo
         !sm90_mixed_has_kernel(kSm90MixedConfigs[forced_config], bf16, bits))
       forced_config = -1;
   }
+  // LOWBIT_SM90_MIXED_SK=0: no stream-K tail; =1: the tail plans only, where one is valid (measurement knobs).
+  int sk_knob = -1;
+  if (const char* env = std::getenv("LOWBIT_SM90_MIXED_SK")) sk_knob = std::atoi(env);
   Sm90MixedPlan best;
   if (const char* env = std::getenv("LOWBIT_SM90_MIXED_PREWAIT")) best.pre_stages = std::max(0, std::atoi(env));
   double best_us = 1e300;
@@ -92,6 +107,30 @@ Sm90MixedPlan sm90_mixed_gemm_plan(int64_t m, int64_t n, int64_t k, int bits, bo
                       cfg.tag, s, static_cast<long long>(units), us, dram_us, sm_us, split_us);
         best.why = buf;
       }
+    }
+  }
+  // Stream-K tail (sm90 v23, a measured rule, not the model): the 64-token tile in one split
+  // where the channel tiles fill at least one whole wave and leave a last wave of at most a third
+  // of the SMs. H200, W4 g128 f16 / W8 per-channel f16 at m = 64, n x 4096, against the model's
+  // plans of the same session's build (bench/results/2026-11-29-h200-session65/, call 6): n =
+  // 19712 (132 + 22 tiles) -14% (W4 33.0 against 38.5 us on c128t64k128 s2), 22528 (+44) -8%,
+  // 25344 (+66) 0 / -5%, 28672 (+92, Suite 1's gate_up) +2 / +6%, 31232 (+112) +4 / +8%; with
+  // fewer tiles than SMs (every tile in the tail: Suite 1's qkv, o, down) +0..+10% against their
+  // splits. LOWBIT_SM90_MIXED_SK=0 never takes it, =1 wherever it is valid (measurement knobs).
+  if (sk_knob != 0) {
+    const int64_t m_tiles = (m + kSm90MixedConfigs[best.config].block_tokens - 1) / kSm90MixedConfigs[best.config].block_tokens;
+    const Sm90MixedConfig& cfg = kSm90MixedConfigs[best.config];
+    const Sm90MixedTail tail = m_tiles == 1 && sm90_mixed_tail_config(cfg) && forced_splits <= 1
+                                   ? sm90_mixed_tail((n + kSm90MixedBlockCh - 1) / kSm90MixedBlockCh, sm90_mixed_k_blocks(cfg, k), sm_count)
+                                   : Sm90MixedTail{};
+    const bool rule = cfg.block_tokens == 64 && tail.whole_tiles >= sm_count && 3 * tail.tail_tiles <= sm_count;
+    if (tail.valid && (sk_knob == 1 || rule)) {
+      best.splits = 1;
+      best.sk_grid = sm_count;
+      char buf[160];
+      std::snprintf(buf, sizeof(buf), "%s stream-K tail: %lld whole tiles, %lld tail tiles in %d planes", cfg.tag,
+                    static_cast<long long>(tail.whole_tiles), static_cast<long long>(tail.tail_tiles), tail.planes);
+      best.why = buf;
     }
   }
   return best;

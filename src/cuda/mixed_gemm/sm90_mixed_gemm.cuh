@@ -71,9 +71,11 @@ namespace lowbit::cuda::sm90mixed {
 // activations from L2.
 struct Unit {
   int tile_t, tile_c, split, kb_begin, kb_end;
+  bool direct;  // the unit's sums are the output (one split), else fp32 partials (plane `split`)
 };
 __device__ __forceinline__ Unit unit_of(const Sm90MixedParams& p, int u) {
   Unit r;
+  r.direct = p.splits == 1;
   r.split = u % p.splits;
   const int t = u / p.splits;
   r.tile_t = t % p.tiles_t;
@@ -81,6 +83,43 @@ __device__ __forceinline__ Unit unit_of(const Sm90MixedParams& p, int u) {
   r.kb_begin = static_cast<int>(int64_t(r.split) * p.k_blocks / p.splits);
   r.kb_end = static_cast<int>(int64_t(r.split + 1) * p.k_blocks / p.splits);
   return r;
+}
+
+// A CTA's walk, the same for its producers and consumers: its whole units (u = blockIdx.x,
+// + gridDim.x, ... < p.units), then, with a stream-K tail (p.sk_tiles > 0: one token tile, one
+// split), its share [floor(b S / G), floor((b + 1) S / G)) of the tail's S = sk_tiles x
+// k_blocks (tile, k block) iterations (G = gridDim.x <= S, so no share is empty), cut at tile
+// boundaries into pieces. A piece is plane (b - the first CTA of its tile) of the partial sums;
+// the reduce kernel adds a tile's planes in order (deterministic). The whole units come first
+// so that, as without the tail, the CTAs stream the same k blocks of the activations together.
+struct Walk {
+  int u;
+  int64_t pos, end, iters;
+};
+__device__ __forceinline__ Walk walk_begin(const Sm90MixedParams& p) {
+  Walk w;
+  w.u = blockIdx.x;
+  w.iters = int64_t(p.sk_tiles) * p.k_blocks;
+  w.pos = w.iters * blockIdx.x / gridDim.x;
+  w.end = w.iters * (blockIdx.x + 1) / gridDim.x;
+  return w;
+}
+__device__ __forceinline__ bool walk_next(const Sm90MixedParams& p, Walk& w, Unit& un) {
+  if (w.u < p.units) {
+    un = unit_of(p, w.u);
+    w.u += gridDim.x;
+    return true;
+  }
+  if (w.pos >= w.end) return false;
+  const int j = static_cast<int>(w.pos / p.k_blocks);
+  un.tile_t = 0;
+  un.tile_c = p.sk_tile0 + j;
+  un.kb_begin = static_cast<int>(w.pos - int64_t(j) * p.k_blocks);
+  un.kb_end = static_cast<int>(min(int64_t(p.k_blocks), un.kb_begin + (w.end - w.pos)));
+  un.split = static_cast<int>(blockIdx.x - sm90_mixed_sk_cta_of(int64_t(j) * p.k_blocks, w.iters, gridDim.x));
+  un.direct = false;
+  w.pos += un.kb_end - un.kb_begin;
+  return true;
 }
 
 template <typename T, int TK>
@@ -116,7 +155,10 @@ __device__ __forceinline__ float to_f32(const void* p, int i) {
   else return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
 }
 
-template <typename T, int kBits, int kTK, int kStages, int kKB>
+// kTail: the kernel walks a stream-K tail after its whole units (walk_next(); p.sk_tiles > 0),
+// a separate instantiation so that the kernels without it keep their code (a run-time tail in
+// every kernel cost 7-9% on the plain plans: sm90 v23).
+template <typename T, int kBits, int kTK, int kStages, int kKB, bool kTail>
 __global__ void __launch_bounds__(384, 1)
     sm90_mixed_gemm_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CUtensorMap tmap_x_last,
                            const __grid_constant__ CUtensorMap tmap_w, const __grid_constant__ CUtensorMap tmap_s,
@@ -230,8 +272,15 @@ __global__ void __launch_bounds__(384, 1)
       // wait let the first wgmma start sooner (docs/kernels/mixed_gemm.md, sm90 v11).
       uint32_t pre = 0;
       const uint32_t pre_max = p.pre_stages > 0 && p.pre_stages < kStages ? p.pre_stages : kStages;
-      for (int u = blockIdx.x; u < p.units && pre < pre_max; u += gridDim.x) {
-        const Unit un = unit_of(p, u);
+      Walk w0{};
+      if constexpr (kTail) w0 = walk_begin(p);
+      for (int u = blockIdx.x; (kTail || u < p.units) && pre < pre_max; u += gridDim.x) {
+        Unit un;
+        if constexpr (kTail) {
+          if (!walk_next(p, w0, un)) break;
+        } else {
+          un = unit_of(p, u);
+        }
         for (int kb = un.kb_begin; kb < un.kb_end && pre < pre_max; ++kb, ++pre) {
           if ((pre & w_mask) != w_parity) continue;
           ptx::mbarrier_arrive_expect_tx(full(static_cast<int>(pre)), tx);
@@ -242,8 +291,15 @@ __global__ void __launch_bounds__(384, 1)
       ptx::griddep_wait();
       uint32_t it = 0;
       Ring ring;
-      for (int u = blockIdx.x; u < p.units; u += gridDim.x) {
-        const Unit un = unit_of(p, u);
+      Walk w{};
+      if constexpr (kTail) w = walk_begin(p);
+      for (int u = blockIdx.x; kTail || u < p.units; u += gridDim.x) {
+        Unit un;
+        if constexpr (kTail) {
+          if (!walk_next(p, w, un)) break;
+        } else {
+          un = unit_of(p, u);
+        }
         for (int kb = un.kb_begin; kb < un.kb_end; ++kb, ++it, ring.next()) {
           if (it < pre || (it & w_mask) != w_parity) continue;
           if (it >= kStages) ptx::mbarrier_wait_parity(empty(ring.s), ring.ph ^ 1u);
@@ -259,8 +315,15 @@ __global__ void __launch_bounds__(384, 1)
       ptx::griddep_wait();
       uint32_t it = 0;
       Ring ring;
-      for (int u = blockIdx.x; u < p.units; u += gridDim.x) {
-        const Unit un = unit_of(p, u);
+      Walk w{};
+      if constexpr (kTail) w = walk_begin(p);
+      for (int u = blockIdx.x; kTail || u < p.units; u += gridDim.x) {
+        Unit un;
+        if constexpr (kTail) {
+          if (!walk_next(p, w, un)) break;
+        } else {
+          un = unit_of(p, u);
+        }
         // The last token tile's boxes hold only its rows (rounded up to 8), from its own map.
         const bool last = un.tile_t == p.tiles_t - 1;
         const CUtensorMap* map = last ? &tmap_x_last : &tmap_x;
@@ -295,8 +358,15 @@ __global__ void __launch_bounds__(384, 1)
   uint32_t a0[4][4], a1[4][4];
   uint32_t it = 0;
 
-  for (int u = blockIdx.x; u < p.units; u += gridDim.x) {
-    const Unit un = unit_of(p, u);
+  Walk walk{};
+  if constexpr (kTail) walk = walk_begin(p);
+  for (int u = blockIdx.x; kTail || u < p.units; u += gridDim.x) {
+    Unit un;
+    if constexpr (kTail) {
+      if (!walk_next(p, walk, un)) break;
+    } else {
+      un = unit_of(p, u);
+    }
     const int strip_g = un.tile_c * 8 + strip_in_tile;
     // Scale / zero loads of strips past n (a 64-channel tail tile) read the last strip's:
     // finite values for channels that are never stored.
@@ -465,7 +535,8 @@ __global__ void __launch_bounds__(384, 1)
     // store, so every lane writes two adjacent channels of one token (32 bits; 64 for fp32
     // partials): even g token 8j + 2tq, channels (c, c + 1); odd g token 8j + 2tq + 1,
     // channels (c - 1, c).
-    const bool single = p.splits == 1;
+    // The stream-K tail's pieces store fp32 partials (un.direct false).
+    const bool single = kTail ? un.direct : p.splits == 1;
     float sc[2] = {1.f, 1.f}, bi[2] = {0.f, 0.f};
     if (single) {
       if (gs == 0) tiled::scale_pair_to_f32<T>(__ldg(scales32 + pair / 2), sc[0], sc[1]);
@@ -492,7 +563,8 @@ __global__ void __launch_bounds__(384, 1)
         if (single) {
           reinterpret_cast<uint32_t*>(p.out)[(int64_t(row) * p.n + col) / 2] = pack2<T>(lo, hi);
         } else {
-          const int64_t idx = (int64_t(un.split) * p.m + row) * p.n + col;
+          const int64_t idx = kTail ? (int64_t(un.split) * p.m + row) * p.part_ld + col - p.part_col0
+                                    : (int64_t(un.split) * p.m + row) * p.n + col;
           *reinterpret_cast<float2*>(p.partial + idx) = make_float2(lo, hi);
         }
       }

@@ -58,6 +58,15 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
     if (plan_.splits < 1 || plan_.splits > k_blocks)
       throw Error(std::string(kWho) + "splits must be in 1.." + std::to_string(k_blocks) + ", got " +
                   std::to_string(plan_.splits));
+    if (plan_.sk_grid < 0) throw Error(std::string(kWho) + "the stream-K grid must be >= 0, got " + std::to_string(plan_.sk_grid));
+    if (plan_.sk_grid > 0) {
+      const Sm90MixedConfig& c = kSm90MixedConfigs[plan_.config];
+      tail_ = sm90_mixed_tail((d_.n + kSm90MixedBlockCh - 1) / kSm90MixedBlockCh, k_blocks, plan_.sk_grid);
+      if (!sm90_mixed_tail_config(c) || plan_.splits != 1 || d_.m > c.block_tokens || !tail_.valid)
+        throw Error(std::string(kWho) + "a stream-K tail over " + std::to_string(plan_.sk_grid) + " CTAs needs a token tile of at most 128 (" +
+                    c.tag + ": " + std::to_string(c.block_tokens) + "), one split, one token tile (m <= " +
+                    std::to_string(c.block_tokens) + ") and at least as many tail iterations as CTAs (" + d_.describe() + ")");
+    }
     {
       DeviceGuard guard(device_);
       guard.check();
@@ -69,10 +78,12 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
   std::string name() const override {
     return std::string(kSm90MixedGemmName) + "_" + dtype_name(d_.a.dtype) + "_w" +
            std::to_string(d_.w.int_format.bits) + "_" + kSm90MixedConfigs[plan_.config].tag + "_s" +
-           std::to_string(plan_.splits);
+           std::to_string(plan_.splits) + (plan_.sk_grid > 0 ? "_sk" : "");
   }
   std::string weight_layout() const override { return tiled_layout_name(d_.w.int_format.bits); }
   std::size_t workspace_size() const override {
+    if (plan_.sk_grid > 0)
+      return static_cast<std::size_t>(tail_.planes) * d_.m * (d_.n - tail_.whole_tiles * kSm90MixedBlockCh) * 4;
     return plan_.splits > 1 ? static_cast<std::size_t>(plan_.splits) * d_.m * d_.n * 4 : 0;
   }
   PackedWeight pack(const IntWeight& w) const override { return pack_tiled(w); }
@@ -89,7 +100,7 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
     if (f.zero == ZeroPoint::kInteger && !aligned(args.w.zeros, 16)) return misaligned("weight zero points");
     if (d_.has_bias && !aligned(args.bias, 2))
       return Status::Fail(std::string(kWho) + "bias must be 2-byte aligned (" + d_.describe() + ")");
-    if (plan_.splits > 1) {
+    if (plan_.splits > 1 || plan_.sk_grid > 0) {
       if (workspace == nullptr)
         return Status::Fail(std::string(kWho) + "needs workspace_size() bytes of workspace (" + d_.describe() + ")");
       if (!aligned(workspace, 16)) return misaligned("workspace");
@@ -164,11 +175,21 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
     p.tiles_t = static_cast<int>((d_.m + c.block_tokens - 1) / c.block_tokens);
     p.tiles_c = static_cast<int>((d_.n + kSm90MixedBlockCh - 1) / kSm90MixedBlockCh);
     p.splits = plan_.splits;
-    const int64_t units = int64_t(p.tiles_t) * p.tiles_c * p.splits;
+    const bool sk = plan_.sk_grid > 0;
+    // Stream-K tail: the whole tiles (tiles_t = 1, one split) as units, the tail after them.
+    const int64_t units = sk ? tail_.whole_tiles : int64_t(p.tiles_t) * p.tiles_c * p.splits;
     if (units > (int64_t(1) << 31) - 1) return Status::Fail(std::string(kWho) + "too many tiles (" + d_.describe() + ")");
     p.units = static_cast<int>(units);
-    const int grid = static_cast<int>(std::min<int64_t>(units, sm_count_));
+    p.sk_tile0 = sk ? static_cast<int>(tail_.whole_tiles) : 0;
+    p.sk_tiles = sk ? static_cast<int>(tail_.tail_tiles) : 0;
+    p.part_col0 = p.sk_tile0 * kSm90MixedBlockCh;
+    p.part_ld = p.n - p.part_col0;
+    const int grid = sk ? plan_.sk_grid : static_cast<int>(std::min<int64_t>(units, sm_count_));
     if (Status s = kernels_->launch(plan_.config, map_x, map_x_last, map_w, map_s, map_z, p, grid, pdl_, st); !s.ok()) return s;
+    if (sk)
+      return sm90_mixed_gemm_reduce_sk(d_.a.dtype, p.partial, p.m, p.n, p.part_col0, p.k_blocks, tail_.iters, grid,
+                                       f.group_size == 0 ? args.w.scales : nullptr, p.bias, args.out,
+                                       reinterpret_cast<Stream>(st));
     if (plan_.splits > 1)
       return sm80_mixed_gemm_reduce_splits(d_.a.dtype, p.partial, p.splits, p.m, p.n,
                                            f.group_size == 0 ? args.w.scales : nullptr, p.bias, args.out,
@@ -181,6 +202,7 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
   int sm_count_ = 0;
   bool pdl_ = true;  // uses_pdl()
   Sm90MixedPlan plan_;
+  Sm90MixedTail tail_;  // plan_.sk_grid > 0: the stream-K tail's split of the channel tiles
   const Sm90MixedKernels* kernels_;
 };
 

@@ -17,37 +17,41 @@ namespace sm90mixed {
 using KernelFn = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, const CUtensorMap,
                           const CUtensorMap, const Sm90MixedParams);
 
-// nullptr where the configuration has no kernel for (T, kBits) (sm90_mixed_has_kernel).
-template <typename T, int kBits, int C>
+// nullptr where the configuration has no kernel for (T, kBits) (sm90_mixed_has_kernel), or no
+// stream-K tail kernel (kTail; sm90_mixed_tail_config).
+template <typename T, int kBits, int C, bool kTail>
 KernelFn kernel_of() {
   constexpr Sm90MixedConfig c = kSm90MixedConfigs[C];
   static_assert(sm90_mixed_smem_bytes(c, kBits) <= 227 * 1024, "a configuration needs more than 227 KB");
-  if constexpr (!sm90_mixed_has_kernel(c, std::is_same_v<T, __nv_bfloat16>, kBits)) {
+  if constexpr (!sm90_mixed_has_kernel(c, std::is_same_v<T, __nv_bfloat16>, kBits) ||
+                (kTail && !sm90_mixed_tail_config(c))) {
     return nullptr;
   } else {
-    return &sm90_mixed_gemm_kernel<T, kBits, c.block_tokens, c.stages, c.block_k>;
+    return &sm90_mixed_gemm_kernel<T, kBits, c.block_tokens, c.stages, c.block_k, kTail>;
   }
 }
 
-template <typename T, int kBits>
+template <typename T, int kBits, bool kTail>
 KernelFn kernel_for(int config) {
   static_assert(kSm90MixedConfigCount == 5, "one line per configuration below");
   switch (config) {
-    case 0: return kernel_of<T, kBits, 0>();
-    case 1: return kernel_of<T, kBits, 1>();
-    case 2: return kernel_of<T, kBits, 2>();
-    case 3: return kernel_of<T, kBits, 3>();
-    case 4: return kernel_of<T, kBits, 4>();
+    case 0: return kernel_of<T, kBits, 0, kTail>();
+    case 1: return kernel_of<T, kBits, 1, kTail>();
+    case 2: return kernel_of<T, kBits, 2, kTail>();
+    case 3: return kernel_of<T, kBits, 3, kTail>();
+    case 4: return kernel_of<T, kBits, 4, kTail>();
     default: return nullptr;
   }
 }
 
 template <typename T, int kBits>
 Status prepare(int config) {
-  KernelFn k = kernel_for<T, kBits>(config);
+  KernelFn k = kernel_for<T, kBits, false>(config);
   if (k == nullptr) return Status::Fail("lowbit: sm90_mixed_gemm: no configuration " + std::to_string(config));
-  LOWBIT_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       sm90_mixed_smem_bytes(kSm90MixedConfigs[config], kBits)));
+  const int smem = sm90_mixed_smem_bytes(kSm90MixedConfigs[config], kBits);
+  LOWBIT_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  if (KernelFn kt = kernel_for<T, kBits, true>(config))
+    LOWBIT_CUDA_TRY(cudaFuncSetAttribute(kt, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   return Status::Ok();
 }
 
@@ -55,8 +59,10 @@ template <typename T, int kBits>
 Status launch(int config, const CUtensorMap& x, const CUtensorMap& x_last, const CUtensorMap& w,
               const CUtensorMap& sc, const CUtensorMap& z, const Sm90MixedParams& p, int grid, bool pdl,
               cudaStream_t stream) {
-  KernelFn k = kernel_for<T, kBits>(config);
-  if (k == nullptr) return Status::Fail("lowbit: sm90_mixed_gemm: no configuration " + std::to_string(config));
+  KernelFn k = p.sk_tiles > 0 ? kernel_for<T, kBits, true>(config) : kernel_for<T, kBits, false>(config);
+  if (k == nullptr)
+    return Status::Fail("lowbit: sm90_mixed_gemm: no configuration " + std::to_string(config) +
+                        (p.sk_tiles > 0 ? " with a stream-K tail" : ""));
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(static_cast<unsigned>(grid));
   cfg.blockDim = dim3(384);

@@ -1,5 +1,6 @@
 // Internal: what the host side of sm90_mixed_gemm passes to its kernels, and the table of
-// compiled tile configurations. Host and device code include it (no device code here).
+// compiled tile configurations. Host and device code include it (no device code here but the
+// stream-K tail's integer formulas, LOWBIT_HD).
 #pragma once
 
 #include <cuda.h>
@@ -7,7 +8,9 @@
 
 #include <cstdint>
 
+#include "cuda/ptx/smxx_config.hpp"
 #include "lowbit/dtype.hpp"
+#include "lowbit/gemm.hpp"
 #include "lowbit/status.hpp"
 
 namespace lowbit::cuda {
@@ -47,7 +50,8 @@ struct Sm90MixedParams {
   const uint8_t* zeros;   // (groups, n) u8, pair order; null: symmetric (z = 2^(bits-1))
   const void* bias;       // (n) or null
   void* out;              // (m, n) row-major, the activation dtype
-  float* partial;         // splits > 1: (splits, m, n) fp32, unscaled per-channel, no bias
+  float* partial;         // splits > 1: (splits, m, n) fp32, unscaled per-channel, no bias;
+                          // stream-K: (planes, m, n - sk_tile0 x 128) for the tail's columns
   int m, n, k;
   int k_blocks;           // sm90_mixed_k_blocks(): ceil(k / block_k)
   int group_size;         // 32, 64, 128; 0 = per-channel (applied in fp32 after the k loop)
@@ -58,7 +62,30 @@ struct Sm90MixedParams {
   int units;              // tiles_t * tiles_c * splits, walked by the persistent CTAs
   int pre_stages;         // stages whose constants are requested before griddepcontrol.wait (plan), 0 = every stage
   int x_last_rows;        // activation rows per TMA box of the last token tile (sm90_mixed_x_last_rows())
+  // Stream-K tail (sk_tiles > 0; one token tile, splits = 1): after its whole units the CTA
+  // takes its share of the last sk_tiles channel tiles' (tile, k block) iterations
+  // (sm90_mixed_sk_share()); a piece's fp32 partial goes to plane sm90_mixed_sk_piece() of
+  // `partial`, which the reduce kernel sums in plane order.
+  int sk_tile0, sk_tiles;
+  int part_ld, part_col0;  // partial (plane, row, col) at (plane m + row) part_ld + col - part_col0
 };
+
+// Configurations that may take a stream-K tail: token tiles of at most 128 (see the kernel's
+// epilogue).
+inline constexpr bool sm90_mixed_tail_config(const Sm90MixedConfig& c) { return c.block_tokens <= 128; }
+
+// Stream-K tail of S = sk_tiles x k_blocks iterations over G CTAs (G <= S): CTA c takes
+// [floor(c S / G), floor((c + 1) S / G)), never empty. Host (workspace, tests) and device
+// (kernel walk, reduce) use these same integer formulas.
+// The first CTA whose share contains iteration x: the largest c with floor(c S / G) <= x, i.e.
+// c S < (x + 1) G.
+LOWBIT_HD int64_t sm90_mixed_sk_cta_of(int64_t x, int64_t S, int64_t G) {
+  return ((x + 1) * G + S - 1) / S - 1;
+}
+// Pieces (planes) of tail tile j: the CTAs whose shares meet its k_blocks iterations.
+LOWBIT_HD int sm90_mixed_sk_pieces(int64_t j, int64_t k_blocks, int64_t S, int64_t G) {
+  return static_cast<int>(sm90_mixed_sk_cta_of((j + 1) * k_blocks - 1, S, G) - sm90_mixed_sk_cta_of(j * k_blocks, S, G) + 1);
+}
 
 // log2 of a group size the tiled layout takes (32, 64, 128), 0 for per-channel (0): the
 // producer finds the group row of k block kb as (64 kb) >> shift, not by a division (v14).
@@ -118,6 +145,14 @@ struct Sm90MixedKernels {
                    const CUtensorMap& s, const CUtensorMap& z, const Sm90MixedParams& p, int grid, bool pdl,
                    cudaStream_t stream);
 };
+// The stream-K tail's sum (sm90_mixed_gemm_reduce.cu): out[:, col0:n] = each tail tile's
+// pieces (planes of `partials`, rows of n - col0) added in plane order, times the per-channel
+// scales (null: grouped weights, scaled in the GEMM), plus the bias. `iters`, `grid`: the tail's
+// S and G (sm90_mixed_sk_pieces()).
+Status sm90_mixed_gemm_reduce_sk(DType t, const float* partials, int m, int n, int col0, int k_blocks,
+                                 int64_t iters, int grid, const void* channel_scales, const void* bias, void* out,
+                                 Stream stream);
+
 const Sm90MixedKernels& sm90_mixed_gemm_kernels_f16_w4();
 const Sm90MixedKernels& sm90_mixed_gemm_kernels_f16_w8();
 const Sm90MixedKernels& sm90_mixed_gemm_kernels_bf16_w4();
