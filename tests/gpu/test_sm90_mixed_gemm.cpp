@@ -1,8 +1,8 @@
 // Tests of the Hopper mixed GEMM family (src/cuda/mixed_gemm/sm90_mixed_gemm*): every format
 // x dtype against the CPU reference on the same quantized operands, M / N / K edges (token
 // tiles cut by m, a 64-channel tail tile, one k block), every token tile with several
-// split counts, bias, poisoned outputs, CUDA-graph capture, determinism, the selection rule,
-// and the refusals of can_implement(). Skips without a Hopper GPU and sm_90a code.
+// split counts, the stream-K tail, bias, poisoned outputs, CUDA-graph capture, determinism, the
+// selection rule, and the refusals of can_implement(). Skips without a Hopper GPU and sm_90a code.
 //
 // LOWBIT_TEST_SMALL=1 shrinks every sweep (for compute-sanitizer runs).
 #include <algorithm>
