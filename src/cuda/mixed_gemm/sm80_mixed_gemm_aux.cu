@@ -1,12 +1,13 @@
 // Helper kernels of the sm80 mixed GEMM: the split-K reduction of the workspace path
-// (sm_80 / sm_89; sm_90 reduces inside the GEMM through clusters) and the act-order gather
-// of activation columns.
+// (sm_80 / sm_89, and sm90_mixed_gemm's splits; sm80_mixed_gemm on sm_90 reduces inside the GEMM
+// through clusters), through reduce_planes.cuh, and the act-order gather of activation columns.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include "cuda/common/check.hpp"
 #include "cuda/dequant/smxx_tiled_layout.hpp"
+#include "cuda/epilogue/reduce_planes.cuh"
 #include "cuda/epilogue/sm80_tile_epilogue.cuh"
 #include "cuda/mixed_gemm/sm80_mixed_gemm_params.hpp"
 
@@ -14,24 +15,11 @@ namespace lowbit::cuda {
 
 namespace {
 
-// out[m][n..n+7] = sum_s partials[s][m][n..n+7] (s = 0, 1, ... in order) * scale + bias.
-template <typename T>
-__global__ void mixed_gemm_reduce_splits_kernel(const float* partials, int splits, int m, int n,
-                                                EpilogueArgs e) {
-  const int64_t units = static_cast<int64_t>(m) * (n / 8);
-  for (int64_t u = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; u < units;
-       u += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int row = static_cast<int>(u / (n / 8)), col = static_cast<int>(u % (n / 8)) * 8;
-    float v[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
-    for (int s = 0; s < splits; ++s) {
-      const float4* src = reinterpret_cast<const float4*>(partials + (static_cast<int64_t>(s) * m + row) * n + col);
-      const float4 a = src[0], b = src[1];
-      v[0] += a.x, v[1] += a.y, v[2] += a.z, v[3] += a.w;
-      v[4] += b.x, v[5] += b.y, v[6] += b.z, v[7] += b.w;
-    }
-    finalize_store8<T>(v, row, col, e);
-  }
-}
+// Every column has `splits` planes (reduce_planes_kernel).
+struct SplitPlanes {
+  int splits;
+  __device__ int operator()(int) const { return splits; }
+};
 
 // ap[r][j] = a[r][perm[j]] (0 where perm[j] < 0), for j < k' = index[0].
 template <typename T>
@@ -58,15 +46,8 @@ int grid_for(int64_t items, int threads) {
 Status sm80_mixed_gemm_reduce_splits(DType t, const float* partials, int splits, int m, int n,
                                      const void* channel_scales, const void* bias, void* out,
                                      Stream stream) {
-  EpilogueArgs e{channel_scales, bias, out, m, n};
-  const int threads = 256;
-  const int grid = grid_for(static_cast<int64_t>(m) * (n / 8), threads);
-  if (t == DType::kF16)
-    mixed_gemm_reduce_splits_kernel<__half><<<grid, threads, 0, stream>>>(partials, splits, m, n, e);
-  else
-    mixed_gemm_reduce_splits_kernel<__nv_bfloat16><<<grid, threads, 0, stream>>>(partials, splits, m, n, e);
-  LOWBIT_CUDA_TRY_LAUNCH();
-  return Status::Ok();
+  return reduce_planes(t, partials, 0, EpilogueArgs{channel_scales, bias, out, m, n}, SplitPlanes{splits},
+                       reinterpret_cast<cudaStream_t>(stream));
 }
 
 Status sm80_mixed_gemm_permute_activations(DType t, const void* a, int m, int k,

@@ -122,6 +122,21 @@ __device__ __forceinline__ bool walk_next(const Sm90MixedParams& p, Walk& w, Uni
   return true;
 }
 
+// The CTA's walk as a loop: f(unit) for each unit (or, with kTail, each whole unit and tail
+// piece) in order, until f returns false. Producers and consumers each run it once.
+template <bool kTail, typename F>
+__device__ __forceinline__ void for_each_unit(const Sm90MixedParams& p, F&& f) {
+  if constexpr (kTail) {
+    Walk w = walk_begin(p);
+    Unit un;
+    while (walk_next(p, w, un))
+      if (!f(un)) return;
+  } else {
+    for (int u = blockIdx.x; u < p.units; u += gridDim.x)
+      if (!f(unit_of(p, u))) return;
+  }
+}
+
 template <typename T, int TK>
 __device__ __forceinline__ void wgmma_rs(float (&d)[TK / 2], const uint32_t (&a)[4], uint64_t db) {
   constexpr bool kF16 = std::is_same_v<T, __half>;
@@ -272,41 +287,27 @@ __global__ void __launch_bounds__(384, 1)
       // wait let the first wgmma start sooner (docs/kernels/mixed_gemm.md, sm90 v11).
       uint32_t pre = 0;
       const uint32_t pre_max = p.pre_stages > 0 && p.pre_stages < kStages ? p.pre_stages : kStages;
-      Walk w0{};
-      if constexpr (kTail) w0 = walk_begin(p);
-      for (int u = blockIdx.x; (kTail || u < p.units) && pre < pre_max; u += gridDim.x) {
-        Unit un;
-        if constexpr (kTail) {
-          if (!walk_next(p, w0, un)) break;
-        } else {
-          un = unit_of(p, u);
-        }
+      for_each_unit<kTail>(p, [&](const Unit& un) {
         for (int kb = un.kb_begin; kb < un.kb_end && pre < pre_max; ++kb, ++pre) {
           if ((pre & w_mask) != w_parity) continue;
           ptx::mbarrier_arrive_expect_tx(full(static_cast<int>(pre)), tx);
           load_const(static_cast<int>(pre), un, kb);
         }
-      }
+        return pre < pre_max;
+      });
       ptx::griddep_launch_dependents();
       ptx::griddep_wait();
       uint32_t it = 0;
       Ring ring;
-      Walk w{};
-      if constexpr (kTail) w = walk_begin(p);
-      for (int u = blockIdx.x; kTail || u < p.units; u += gridDim.x) {
-        Unit un;
-        if constexpr (kTail) {
-          if (!walk_next(p, w, un)) break;
-        } else {
-          un = unit_of(p, u);
-        }
+      for_each_unit<kTail>(p, [&](const Unit& un) {
         for (int kb = un.kb_begin; kb < un.kb_end; ++kb, ++it, ring.next()) {
           if (it < pre || (it & w_mask) != w_parity) continue;
           if (it >= kStages) ptx::mbarrier_wait_parity(empty(ring.s), ring.ph ^ 1u);
           ptx::mbarrier_arrive_expect_tx(full(ring.s), tx);
           load_const(ring.s, un, kb);
         }
-      }
+        return true;
+      });
     } else if (t == 32) {
       // ---- activations: written by the previous kernel, so after griddepcontrol.wait ----
       ptx::tma_prefetch_descriptor(&tmap_x);
@@ -315,15 +316,7 @@ __global__ void __launch_bounds__(384, 1)
       ptx::griddep_wait();
       uint32_t it = 0;
       Ring ring;
-      Walk w{};
-      if constexpr (kTail) w = walk_begin(p);
-      for (int u = blockIdx.x; kTail || u < p.units; u += gridDim.x) {
-        Unit un;
-        if constexpr (kTail) {
-          if (!walk_next(p, w, un)) break;
-        } else {
-          un = unit_of(p, u);
-        }
+      for_each_unit<kTail>(p, [&](const Unit& un) {
         // The last token tile's boxes hold only its rows (rounded up to 8), from its own map.
         const bool last = un.tile_t == p.tiles_t - 1;
         const CUtensorMap* map = last ? &tmap_x_last : &tmap_x;
@@ -336,7 +329,8 @@ __global__ void __launch_bounds__(384, 1)
             ptx::tma_load_2d(base + ring.s * kStageBytes + h * kXSub, map, (kb * kSubs + h) * kSm90MixedBlockK,
                              un.tile_t * kTK, full(ring.s));
         }
-      }
+        return true;
+      });
     }
     return;
   }
@@ -358,15 +352,7 @@ __global__ void __launch_bounds__(384, 1)
   uint32_t a0[4][4], a1[4][4];
   uint32_t it = 0;
 
-  Walk walk{};
-  if constexpr (kTail) walk = walk_begin(p);
-  for (int u = blockIdx.x; kTail || u < p.units; u += gridDim.x) {
-    Unit un;
-    if constexpr (kTail) {
-      if (!walk_next(p, walk, un)) break;
-    } else {
-      un = unit_of(p, u);
-    }
+  for_each_unit<kTail>(p, [&](const Unit& un) {
     const int strip_g = un.tile_c * 8 + strip_in_tile;
     // Scale / zero loads of strips past n (a 64-channel tail tile) read the last strip's:
     // finite values for channels that are never stored.
@@ -569,7 +555,8 @@ __global__ void __launch_bounds__(384, 1)
         }
       }
     }
-  }
+    return true;
+  });
 #else
   LOWBIT_DEVICE_TRAP("sm90_mixed_gemm_kernel needs sm_90a");
 #endif
