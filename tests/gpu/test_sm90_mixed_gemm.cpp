@@ -354,6 +354,20 @@ TEST(sm90_mixed_gemm, stream_k_tail) {
     }
   }
   EXPECT_GT(ran, 0);
+  // bf16 x 8-bit on the 128-token tile in 64-column stages, decoded by halves (the plan's tile
+  // for it at m = 65..128, where the tail rule applies since v24), with a tail over 3 CTAs.
+  {
+    Case h;
+    h.f = fmt(8, 0, ZeroPoint::kSymmetric, DType::kBF16);
+    h.m = 100;
+    h.n = 896;
+    h.k = 640;
+    h.bias = true;
+    h.plan = Sm90MixedPlan{1, 1, ""};
+    h.plan->sk_grid = 3;
+    ASSERT_STREQ(cuda::kSm90MixedConfigs[1].tag, "c128t128");
+    check_case(h);
+  }
   Case c;
   c.f = fmt(4, 32, ZeroPoint::kInteger, DType::kF16);
   c.m = 40;
@@ -490,18 +504,27 @@ TEST(sm90_mixed_gemm, plan_follows_measurements) {
   EXPECT_EQ(plan(256, 4096, 14336), "c128t256_s4");
   for (int64_t n : {6144, 4096, 28672}) EXPECT_EQ(plan(4096, n, 4096), "c128t256_s1") << n;
   EXPECT_EQ(plan(4096, 4096, 14336), "c128t256_s1");
-  // The stream-K tail (sm90 v23): the 64-token tile with at least one whole wave of channel
-  // tiles and a last wave of at most a third of the SMs (132 + 22 and 132 + 44 tiles), not
-  // Suite 1's gate_up (132 + 92) nor layers of fewer tiles than SMs.
+  // The stream-K tail (sm90 v23, v24): one token tile of 64 or 128 with at least one whole wave
+  // of channel tiles and a last wave of at most a third of the SMs (132 + 22, 132 + 44 and
+  // 2 x 132 + 24 tiles), not Suite 1's gate_up (132 + 92), 132 + 66 tiles, layers of fewer tiles
+  // than SMs, nor more than one token tile.
   if (std::getenv("LOWBIT_SM90_MIXED_SK") == nullptr) {
-    auto sk = [](int64_t m, int64_t n) { return cuda::sm90_mixed_gemm_plan(m, n, 4096, 4, false, 132).sk_grid; };
+    auto sk = [](int64_t m, int64_t n, int64_t k = 4096) { return cuda::sm90_mixed_gemm_plan(m, n, k, 4, false, 132).sk_grid; };
     EXPECT_EQ(sk(64, 19712), 132);
     EXPECT_EQ(sk(33, 22528), 132);
     EXPECT_EQ(sk(64, 25344), 0);
     EXPECT_EQ(sk(64, 28672), 0);
     EXPECT_EQ(sk(64, 6144), 0);
-    EXPECT_EQ(sk(128, 19712), 0);  // the 128-token tile: not measured with the tail
+    EXPECT_EQ(sk(96, 19712), 132);
+    EXPECT_EQ(sk(128, 19712, 8192), 132);
+    EXPECT_EQ(sk(128, 22528), 132);
+    EXPECT_EQ(sk(128, 36864), 132);
+    EXPECT_EQ(sk(128, 25344), 0);
+    EXPECT_EQ(sk(128, 28672), 0);
+    EXPECT_EQ(sk(128, 14336), 0);
+    EXPECT_EQ(sk(129, 19712), 0);  // two token tiles
     EXPECT_EQ(plan(64, 19712, 4096), "c128t64k128_s1");
+    EXPECT_EQ(plan(128, 19712, 4096), "c128t128k128_s1");
   }
   // Two stages' constants before griddepcontrol.wait (sm90 v11: every stage was 0.8-1.4%
   // slower at m = 64 / 128 on H100), unless LOWBIT_SM90_MIXED_PREWAIT overrides it.

@@ -109,22 +109,25 @@ Sm90MixedPlan sm90_mixed_gemm_plan(int64_t m, int64_t n, int64_t k, int bits, bo
       }
     }
   }
-  // Stream-K tail (sm90 v23, a measured rule, not the model): the 64-token tile in one split
-  // where the channel tiles fill at least one whole wave and leave a last wave of at most a third
-  // of the SMs. H200, W4 g128 f16 / W8 per-channel f16 at m = 64, n x 4096, the tail forced
-  // against the model's plans (bench/results/2026-11-29-h200-session65/, call 6): n = 19712 (132
-  // + 22 tiles) -14% (W4 33.0 against 38.5 us on c128t64k128 s2), 22528 (+44) -8%, 25344 (+66)
-  // 0 / -5%, 28672 (+92, Suite 1's gate_up) +2 / +6%, 31232 (+112) +4 / +8%; with fewer tiles
-  // than SMs (every tile in the tail: Suite 1's qkv, o, down) +0..+10% against their splits. The
-  // rule's build against the kernels before it (call 7): 19712 -13%, 22528 -6..-8%, Suite 1 the
-  // same plans. LOWBIT_SM90_MIXED_SK=0 never takes it, =1 wherever it is valid (measurement knobs).
+  // Stream-K tail (sm90 v23, v24: a measured rule, not the model): one token tile of at most 128
+  // in one split where the channel tiles fill at least one whole wave and leave a last wave of at
+  // most a third of the SMs. H200, W4 g128 f16 / W8 per-channel f16, n x 4096, the tail forced
+  // against the model's plans. 64-token tile at m = 64 (bench/results/2026-11-29-h200-session65/,
+  // call 6): n = 19712 (132 + 22 tiles) -14% (W4 33.0 against 38.5 us on c128t64k128 s2), 22528
+  // (+44) -8%, 25344 (+66) 0 / -5%, 28672 (+92, Suite 1's gate_up) +2 / +6%, 31232 (+112) +4 /
+  // +8%; with fewer tiles than SMs (every tile in the tail: Suite 1's qkv, o, down) +0..+10%
+  // against their splits; the rule's build against the kernels before it (call 7): 19712 -13%,
+  // 22528 -6..-8%, Suite 1 the same plans. 128-token tile at m = 96 / 128
+  // (bench/results/2026-11-29-h200-session66/, call 1): 19712 -8..-21% (k = 8192 -11..-23%), 22528
+  // -3..-16%, 36864 (2 x 132 + 24) -4..-8%, 25344 -2..+4%, 28672 +10..+18%, fewer tiles than SMs
+  // +15..+37%. LOWBIT_SM90_MIXED_SK=0 never takes it, =1 wherever it is valid (measurement knobs).
   if (sk_knob != 0) {
     const Sm90MixedConfig& cfg = kSm90MixedConfigs[best.config];
     const bool one_token_tile = m <= cfg.block_tokens;
     const Sm90MixedTail tail = one_token_tile && sm90_mixed_tail_config(cfg) && forced_splits <= 1
                                    ? sm90_mixed_tail((n + kSm90MixedBlockCh - 1) / kSm90MixedBlockCh, sm90_mixed_k_blocks(cfg, k), sm_count)
                                    : Sm90MixedTail{};
-    const bool rule = cfg.block_tokens == 64 && tail.whole_tiles >= sm_count && 3 * tail.tail_tiles <= sm_count;
+    const bool rule = tail.whole_tiles >= sm_count && 3 * tail.tail_tiles <= sm_count;
     if (tail.valid && (sk_knob == 1 || rule)) {
       best.splits = 1;
       best.sk_grid = sm_count;
