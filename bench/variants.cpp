@@ -14,12 +14,13 @@ ActFormat act(DType t, Fp8Scaling s = Fp8Scaling::kPerTensor) {
   return a;
 }
 
-WeightFormat w_int(int bits, ZeroPoint zero, int group_size, DType scale_dtype) {
+WeightFormat w_int(int bits, ZeroPoint zero, int group_size, DType scale_dtype, bool act_order = false) {
   IntWeightFormat f;
   f.bits = bits;
   f.zero = zero;
   f.group_size = group_size;
   f.scale_dtype = scale_dtype;
+  f.act_order = act_order;
   return WeightFormat::integer(f);
 }
 
@@ -69,6 +70,8 @@ std::vector<Variant> make_table() {
        "AWQ-style W4 g128 with integer zero points: one more stream of zeros"},
       {"w4g128asym_bf16", {kS1}, R::kGemmLibrary, act(kBF16), w_int(4, kAsym, 128, kBF16), kBF16,
        "the same for bf16 models"},
+      {"w4g128act_f16", {kS1}, R::kGemmLibrary, act(kF16), w_int(4, kSym, 128, kF16, true), kF16,
+       "GPTQ act-order (desc_act) W4 g128: a shuffled uniform g_idx, the activations gathered per call"},
       // --- decode GEMV widths (smxx_gemv, m <= 8; run Suite 1 with --m 1,2,4,8) -------------
       {"w1g128_f16", {kS1}, R::kGemmLibrary, act(kF16), w_int(1, kSym, 128, kF16), kF16,
        "1-bit g128 symmetric: the GEMV's narrowest width (floor 7.2 us at M=1)"},

@@ -49,11 +49,13 @@ struct Case {
   IntWeightFormat f;
   int64_t m = 1, n = 128, k = 64;
   bool bias = false;
+  bool uniform_act = true;  // act-order: a shuffled uniform g_idx (GPTQ's), else any group per column
   std::optional<Sm90MixedPlan> plan;
   DType act() const { return f.scale_dtype; }
   std::string text() const {
     std::ostringstream s;
-    s << "m=" << m << " n=" << n << " k=" << k << " " << f.name() << " " << dtype_name(act()) << (bias ? " +bias" : "");
+    s << "m=" << m << " n=" << n << " k=" << k << " " << f.name() << " " << dtype_name(act()) << (bias ? " +bias" : "")
+      << (f.act_order ? (uniform_act ? " g_idx=uniform" : " g_idx=any") : "");
     if (plan) s << " plan=" << plan->config << "/" << plan->splits << " pre=" << plan->pre_stages;
     return s.str();
   }
@@ -79,7 +81,7 @@ struct Problem {
 Problem make_problem(const Case& c, uint32_t seed) {
   std::mt19937 rng(seed);
   Problem p;
-  p.w = random_weight(c.f, c.n, c.k, rng);
+  p.w = random_weight(c.f, c.n, c.k, rng, c.uniform_act);
   p.a = rounded(random_normal(rng, c.m * c.k), c.act());
   if (c.bias) p.bias = rounded(random_normal(rng, c.n, 0.5f), c.act());
   const std::vector<float> wd = dequantize(p.w);
@@ -100,10 +102,10 @@ struct Prepared {
   Problem pr;
   std::unique_ptr<detail::GemmImpl> impl;
   PackedWeight packed;
-  DeviceBuffer data, scales, zeros, a, bias, out, ws;
+  DeviceBuffer data, scales, zeros, index, a, bias, out, ws;
   explicit Prepared(const Case& cs)
       : c(cs), pr(make_problem(cs, ++g_seed)), impl(make_impl(desc_of(cs), cs.plan)), packed(impl->pack(pr.w)),
-        data(packed.data), scales(packed.scales), zeros(packed.zeros), a(encode(pr.a, cs.act())),
+        data(packed.data), scales(packed.scales), zeros(packed.zeros), index(packed.index), a(encode(pr.a, cs.act())),
         bias(cs.bias ? DeviceBuffer(encode(pr.bias, cs.act())) : DeviceBuffer(0)),
         out(static_cast<size_t>(cs.m * cs.n) * dtype_size(cs.act())), ws(impl->workspace_size()) {}
   GemmArgs args() const {
@@ -112,6 +114,7 @@ struct Prepared {
     g.w.data = data.get();
     g.w.scales = scales.get();
     g.w.zeros = zeros.get();
+    g.w.index = index.get();
     g.bias = c.bias ? bias.get() : nullptr;
     g.out = out.get();
     return g;
@@ -163,6 +166,44 @@ TEST(sm90_mixed_gemm, every_format_fp16) {
 TEST(sm90_mixed_gemm, every_format_bf16) {
   REQUIRE_SM90A();
   sweep(DType::kBF16);
+}
+
+// Act-order weights (GPTQ g_idx): the activations gathered into the packed column order and the
+// tensor maps re-extented on the device to k' (docs/kernels/mixed_gemm.md, "Act-order"). A uniform
+// g_idx keeps k' = k; any other cuts groups into padded runs, so k' > k, with groups of 64 also an
+// odd multiple of 64 (a 128-column stage half past k'). Every token tile, with splits, both
+// dtypes and widths, zero points, bias; against the CPU reference of the unpermuted weights.
+TEST(sm90_mixed_gemm, act_order_any_g_idx) {
+  REQUIRE_SM90A();
+  int i = 0, ran = 0;
+  for (DType t : {DType::kF16, DType::kBF16})
+    for (int bits : {4, 8})
+      for (int group : {32, 64, 128})
+        for (bool uniform : {true, false})
+          for (int cfg = 0; cfg < cuda::kSm90MixedConfigCount; ++cfg) {
+            if (small_mode() && (group == 64 || cfg == 2 || t == DType::kBF16)) continue;
+            if (!cuda::sm90_mixed_has_kernel(cuda::kSm90MixedConfigs[cfg], t == DType::kBF16, bits)) continue;
+            Case c;
+            c.f = fmt(bits, group, (i % 3) == 0 ? ZeroPoint::kInteger : ZeroPoint::kSymmetric, t, true);
+            c.m = (i % 2) == 0 ? 37 : cuda::kSm90MixedConfigs[cfg].block_tokens + 3;
+            c.n = 320;  // two 128-channel tiles and a 64-channel one
+            c.k = 1088;
+            c.uniform_act = uniform;
+            c.bias = (i % 2) == 1;
+            c.plan = Sm90MixedPlan{cfg, 1 + (i % 3), ""};
+            ++i;
+            check_case(c);
+            ++ran;
+          }
+  EXPECT_GT(ran, 0);
+  // The family's own plan (no forced one), groups cut into runs.
+  Case c;
+  c.f = fmt(4, 128, ZeroPoint::kSymmetric, DType::kF16, true);
+  c.m = 200;
+  c.n = 256;
+  c.k = 1024;
+  c.uniform_act = false;
+  check_case(c);
 }
 
 // Every token tile with several split counts (odd and even k-block counts per split, a
@@ -412,8 +453,8 @@ TEST(sm90_mixed_gemm, stream_k_tail_refusals) {
 }
 
 // The public API picks this family from m = 17 on for 8-bit weights and from m = 33 on for
-// 4-bit weights (with one exception below), sm80_mixed_gemm below (select.cpp), and act-order
-// weights stay with sm80_mixed_gemm.
+// 4-bit weights (with one exception below), sm80_mixed_gemm below (select.cpp), act-order weights
+// too (since session 66; below m = 33 they stay with sm80_mixed_gemm).
 TEST(sm90_mixed_gemm, public_api_selection) {
   REQUIRE_SM90A();
   for (int bits : {4, 8})
@@ -461,12 +502,15 @@ TEST(sm90_mixed_gemm, public_api_selection) {
   Case c;
   c.f = fmt(4, 128, ZeroPoint::kSymmetric, DType::kF16);
   c.f.act_order = true;
-  c.m = 1000;
   c.n = 256;
   c.k = 1024;
-  Gemm g(desc_of(c), Device::cuda(0));
-  ASSERT_TRUE(g.can_implement().ok()) << g.can_implement().message();
-  EXPECT_EQ(g.kernel_name().rfind("sm80_mixed_gemm", 0), 0u) << g.kernel_name();
+  for (int64_t m : {16, 1000}) {
+    c.m = m;
+    Gemm g(desc_of(c), Device::cuda(0));
+    ASSERT_TRUE(g.can_implement().ok()) << g.can_implement().message();
+    const char* want = m > 16 ? "sm90_mixed_gemm" : "sm80_mixed_gemm";
+    EXPECT_EQ(g.kernel_name().rfind(want, 0), 0u) << "act-order m=" << m << ": " << g.kernel_name();
+  }
 }
 
 // The plan's choices where the Suite-1 plan sweep (H200, W4 g128 f16, lowbit bench with
@@ -569,6 +613,7 @@ TEST(sm90_mixed_gemm, can_implement_refusals_name_the_reason) {
   EXPECT_NE(reason(bad).find("output dtype"), std::string::npos) << reason(bad);
   bad = d;
   bad.w.int_format.act_order = true;
+  bad.w.int_format.group_size = 0;
   EXPECT_NE(reason(bad).find("act-order"), std::string::npos) << reason(bad);
   bad = d;
   bad.w.int_format.bits = 3;

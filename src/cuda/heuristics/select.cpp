@@ -45,7 +45,7 @@ const std::vector<FamilyEntry>& kernel_family_table() {
   static const std::vector<FamilyEntry> kTable = {
       // The same integer weights (tiled layout) on Hopper with wgmma and register-decoded
       // weights, for the m where it beats mma.sync (rule below; docs/kernels/mixed_gemm.md,
-      // "sm90_mixed_gemm"). No act-order: those go on to sm80_mixed_gemm.
+      // "sm90_mixed_gemm"), act-order included (its activations gathered as for sm80_mixed_gemm).
       {kSm90MixedGemmName, kSm90MixedGemmDescription, &sm90_mixed_gemm_runs_on, &sm90_mixed_gemm_can_implement,
        &sm90_mixed_gemm_make},
       // Integer weights (4/8-bit, symmetric or integer zeros) with f16/bf16 activations on

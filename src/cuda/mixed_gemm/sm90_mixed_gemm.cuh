@@ -59,6 +59,7 @@
 #include "cuda/ptx/ld_shared.cuh"
 #include "cuda/ptx/mbarrier.cuh"
 #include "cuda/ptx/smxx_config.hpp"
+#include "cuda/ptx/tensormap.cuh"
 #include "cuda/ptx/tma.cuh"
 #include "cuda/ptx/wgmma.cuh"
 #include "cuda/ptx/wgmma_rs.cuh"
@@ -73,15 +74,15 @@ struct Unit {
   int tile_t, tile_c, split, kb_begin, kb_end;
   bool direct;  // the unit's sums are the output (one split), else fp32 partials (plane `split`)
 };
-__device__ __forceinline__ Unit unit_of(const Sm90MixedParams& p, int u) {
+__device__ __forceinline__ Unit unit_of(const Sm90MixedParams& p, int u, int k_blocks) {
   Unit r;
   r.direct = p.splits == 1;
   r.split = u % p.splits;
   const int t = u / p.splits;
   r.tile_t = t % p.tiles_t;
   r.tile_c = t / p.tiles_t;
-  r.kb_begin = static_cast<int>(int64_t(r.split) * p.k_blocks / p.splits);
-  r.kb_end = static_cast<int>(int64_t(r.split + 1) * p.k_blocks / p.splits);
+  r.kb_begin = static_cast<int>(int64_t(r.split) * k_blocks / p.splits);
+  r.kb_end = static_cast<int>(int64_t(r.split + 1) * k_blocks / p.splits);
   return r;
 }
 
@@ -106,7 +107,7 @@ __device__ __forceinline__ Walk walk_begin(const Sm90MixedParams& p) {
 }
 __device__ __forceinline__ bool walk_next(const Sm90MixedParams& p, Walk& w, Unit& un) {
   if (w.u < p.units) {
-    un = unit_of(p, w.u);
+    un = unit_of(p, w.u, p.k_blocks);
     w.u += gridDim.x;
     return true;
   }
@@ -123,9 +124,10 @@ __device__ __forceinline__ bool walk_next(const Sm90MixedParams& p, Walk& w, Uni
 }
 
 // The CTA's walk as a loop: f(unit) for each unit (or, with kTail, each whole unit and tail
-// piece) in order, until f returns false. Producers and consumers each run it once.
+// piece) in order, until f returns false. Producers and consumers each run it once. k_blocks:
+// k_blocks_of() (a tail never comes with act-order weights, so the walk uses p.k_blocks).
 template <bool kTail, typename F>
-__device__ __forceinline__ void for_each_unit(const Sm90MixedParams& p, F&& f) {
+__device__ __forceinline__ void for_each_unit(const Sm90MixedParams& p, int k_blocks, F&& f) {
   if constexpr (kTail) {
     Walk w = walk_begin(p);
     Unit un;
@@ -133,8 +135,24 @@ __device__ __forceinline__ void for_each_unit(const Sm90MixedParams& p, F&& f) {
       if (!f(un)) return;
   } else {
     for (int u = blockIdx.x; u < p.units; u += gridDim.x)
-      if (!f(unit_of(p, u))) return;
+      if (!f(unit_of(p, u, k_blocks))) return;
   }
+}
+
+// The problem's k blocks of kKB columns: act-order weights have k' packed columns (index[0],
+// written when the weights were uploaded, so readable before griddepcontrol.wait), else k.
+template <int kKB>
+__device__ __forceinline__ int k_blocks_of(const Sm90MixedParams& p) {
+  return p.act_index == nullptr ? p.k_blocks : (__ldg(p.act_index) + kKB - 1) / kKB;
+}
+
+// Tensor map i of (x, x_last, w, s, z): the parameter, or with act-order weights its copy in
+// global memory with the extents of k' (sm90_mixed_gemm_act_order_maps()), acquired by the
+// calling thread, which then issues every TMA copy with it.
+__device__ __forceinline__ const CUtensorMap* map_of(const Sm90MixedParams& p, int i, const CUtensorMap* param_map) {
+  if (p.act_maps == nullptr) return param_map;
+  ptx::fence_tensormap_acquire(p.act_maps + i);
+  return p.act_maps + i;
 }
 
 template <typename T, int TK>
@@ -224,6 +242,7 @@ __global__ void __launch_bounds__(384, 1)
 
   const int wg = threadIdx.x / 128;
   const int t = threadIdx.x % 128;
+  const int k_blocks = k_blocks_of<kKB>(p);
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       ptx::mbarrier_init(full(s), 2);
@@ -258,9 +277,12 @@ __global__ void __launch_bounds__(384, 1)
     const uint32_t w_mask = split_w ? 1u : 0u, w_parity = static_cast<uint32_t>(t >> 6) & w_mask;
     if (t == 0 || (t == 64 && split_w)) {
       // ---- weights, scales, zero points ----
-      ptx::tma_prefetch_descriptor(&tmap_w);
-      ptx::tma_prefetch_descriptor(&tmap_s);
-      if (p.zeros != nullptr) ptx::tma_prefetch_descriptor(&tmap_z);
+      const CUtensorMap* const map_w = map_of(p, 2, &tmap_w);
+      const CUtensorMap* const map_s = map_of(p, 3, &tmap_s);
+      const CUtensorMap* const map_z = p.zeros != nullptr ? map_of(p, 4, &tmap_z) : &tmap_z;
+      ptx::tma_prefetch_descriptor(map_w);
+      ptx::tma_prefetch_descriptor(map_s);
+      if (p.zeros != nullptr) ptx::tma_prefetch_descriptor(map_z);
       // This thread's bytes of a stage: the weight tile, the scale rows, the zero rows.
       const uint32_t tx = kWTile + p.sz_rows * (256 + (p.zeros != nullptr ? 128 : 0));
       // The model's constants of stage s, iteration kb of unit un: weight tile, scale and zero
@@ -268,15 +290,15 @@ __global__ void __launch_bounds__(384, 1)
       auto load_const = [&](int s, const Unit& un, int kb) {
         const uint32_t st = base + s * kStageBytes;
         if constexpr (kWOneBox) {
-          ptx::tma_load_2d(st + kXTile, &tmap_w, kb * kSubs * 32 * kBits, un.tile_c * 8, full(s));
+          ptx::tma_load_2d(st + kXTile, map_w, kb * kSubs * 32 * kBits, un.tile_c * 8, full(s));
         } else {
 #pragma unroll
           for (int h = 0; h < kSubs; ++h)
-            ptx::tma_load_2d(st + kXTile + w_off(0, h), &tmap_w, (kb * kSubs + h) * 32 * kBits, un.tile_c * 8, full(s));
+            ptx::tma_load_2d(st + kXTile + w_off(0, h), map_w, (kb * kSubs + h) * 32 * kBits, un.tile_c * 8, full(s));
         }
         const int grow = p.group_size == 0 ? 0 : (kb * kKB) >> p.group_shift;
-        ptx::tma_load_2d(s_row(s, 0), &tmap_s, un.tile_c * kSm90MixedBlockCh, grow, full(s));
-        if (p.zeros != nullptr) ptx::tma_load_2d(z_row(s, 0), &tmap_z, un.tile_c * kSm90MixedBlockCh, grow, full(s));
+        ptx::tma_load_2d(s_row(s, 0), map_s, un.tile_c * kSm90MixedBlockCh, grow, full(s));
+        if (p.zeros != nullptr) ptx::tma_load_2d(z_row(s, 0), map_z, un.tile_c * kSm90MixedBlockCh, grow, full(s));
       };
       // PDL (session 18): the constants of the first `pre` iterations (at most one per stage:
       // no empty-barrier wait) before griddepcontrol.wait; the activation tiles, which the
@@ -287,7 +309,7 @@ __global__ void __launch_bounds__(384, 1)
       // wait let the first wgmma start sooner (docs/kernels/mixed_gemm.md, sm90 v11).
       uint32_t pre = 0;
       const uint32_t pre_max = p.pre_stages > 0 && p.pre_stages < kStages ? p.pre_stages : kStages;
-      for_each_unit<kTail>(p, [&](const Unit& un) {
+      for_each_unit<kTail>(p, k_blocks, [&](const Unit& un) {
         for (int kb = un.kb_begin; kb < un.kb_end && pre < pre_max; ++kb, ++pre) {
           if ((pre & w_mask) != w_parity) continue;
           ptx::mbarrier_arrive_expect_tx(full(static_cast<int>(pre)), tx);
@@ -299,7 +321,7 @@ __global__ void __launch_bounds__(384, 1)
       ptx::griddep_wait();
       uint32_t it = 0;
       Ring ring;
-      for_each_unit<kTail>(p, [&](const Unit& un) {
+      for_each_unit<kTail>(p, k_blocks, [&](const Unit& un) {
         for (int kb = un.kb_begin; kb < un.kb_end; ++kb, ++it, ring.next()) {
           if (it < pre || (it & w_mask) != w_parity) continue;
           if (it >= kStages) ptx::mbarrier_wait_parity(empty(ring.s), ring.ph ^ 1u);
@@ -310,16 +332,18 @@ __global__ void __launch_bounds__(384, 1)
       });
     } else if (t == 32) {
       // ---- activations: written by the previous kernel, so after griddepcontrol.wait ----
-      ptx::tma_prefetch_descriptor(&tmap_x);
-      ptx::tma_prefetch_descriptor(&tmap_x_last);
+      const CUtensorMap* const map_x = map_of(p, 0, &tmap_x);
+      const CUtensorMap* const map_x_last = map_of(p, 1, &tmap_x_last);
+      ptx::tma_prefetch_descriptor(map_x);
+      ptx::tma_prefetch_descriptor(map_x_last);
       ptx::griddep_launch_dependents();
       ptx::griddep_wait();
       uint32_t it = 0;
       Ring ring;
-      for_each_unit<kTail>(p, [&](const Unit& un) {
+      for_each_unit<kTail>(p, k_blocks, [&](const Unit& un) {
         // The last token tile's boxes hold only its rows (rounded up to 8), from its own map.
         const bool last = un.tile_t == p.tiles_t - 1;
-        const CUtensorMap* map = last ? &tmap_x_last : &tmap_x;
+        const CUtensorMap* map = last ? map_x_last : map_x;
         const uint32_t x_tx = (last ? p.x_last_rows : kTK) * 128u * kSubs;
         for (int kb = un.kb_begin; kb < un.kb_end; ++kb, ++it, ring.next()) {
           if (it >= kStages) ptx::mbarrier_wait_parity(empty(ring.s), ring.ph ^ 1u);
@@ -352,7 +376,7 @@ __global__ void __launch_bounds__(384, 1)
   uint32_t a0[4][4], a1[4][4];
   uint32_t it = 0;
 
-  for_each_unit<kTail>(p, [&](const Unit& un) {
+  for_each_unit<kTail>(p, k_blocks, [&](const Unit& un) {
     const int strip_g = un.tile_c * 8 + strip_in_tile;
     // Scale / zero loads of strips past n (a 64-channel tail tile) read the last strip's:
     // finite values for channels that are never stored.

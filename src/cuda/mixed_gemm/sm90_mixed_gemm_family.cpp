@@ -59,6 +59,9 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
       throw Error(std::string(kWho) + "splits must be in 1.." + std::to_string(k_blocks) + ", got " +
                   std::to_string(plan_.splits));
     if (plan_.sk_grid < 0) throw Error(std::string(kWho) + "the stream-K grid must be >= 0, got " + std::to_string(plan_.sk_grid));
+    if (plan_.sk_grid > 0 && d_.w.int_format.act_order)
+      throw Error(std::string(kWho) + "a stream-K tail needs k known on the host; act-order weights have k' in their index (" +
+                  d_.describe() + ")");
     if (plan_.sk_grid > 0) {
       const Sm90MixedConfig& c = kSm90MixedConfigs[plan_.config];
       tail_ = sm90_mixed_tail((d_.n + kSm90MixedBlockCh - 1) / kSm90MixedBlockCh, k_blocks, plan_.sk_grid);
@@ -73,6 +76,12 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
       throw_if_error(guard.finish(kernels_->prepare(plan_.config)));
     }
     if (!tensor_map_available()) throw Error(std::string(kWho) + "the driver has no cuTensorMapEncodeTiled");
+    // Workspace: [act-order: the re-extented tensor maps, the gathered activations (m, k' <= 2k + 64)]
+    // [split-K / stream-K partial sums].
+    if (d_.w.int_format.act_order) {
+      act_maps_bytes_ = round256(sizeof(CUtensorMap) * kSm90MixedActOrderMaps);
+      act_bytes_ = round256(static_cast<std::size_t>(d_.m) * static_cast<std::size_t>(tiled_act_order_max_k(d_.k)) * 2);
+    }
   }
 
   std::string name() const override {
@@ -81,11 +90,7 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
            std::to_string(plan_.splits) + (plan_.sk_grid > 0 ? "_sk" : "");
   }
   std::string weight_layout() const override { return tiled_layout_name(d_.w.int_format.bits); }
-  std::size_t workspace_size() const override {
-    if (plan_.sk_grid > 0)
-      return static_cast<std::size_t>(tail_.planes) * d_.m * (d_.n - tail_.whole_tiles * kSm90MixedBlockCh) * 4;
-    return plan_.splits > 1 ? static_cast<std::size_t>(plan_.splits) * d_.m * d_.n * 4 : 0;
-  }
+  std::size_t workspace_size() const override { return act_maps_bytes_ + act_bytes_ + partial_bytes(); }
   PackedWeight pack(const IntWeight& w) const override { return pack_tiled(w); }
 
   Status run(const GemmArgs& args, void* workspace, Stream stream) const override {
@@ -98,12 +103,17 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
     if (!aligned(args.w.data, 16)) return misaligned("weight data");
     if (!aligned(args.w.scales, 16)) return misaligned("weight scales");
     if (f.zero == ZeroPoint::kInteger && !aligned(args.w.zeros, 16)) return misaligned("weight zero points");
+    if (f.act_order && args.w.index == nullptr)
+      return Status::Fail(std::string(kWho) + "act-order weights need the index buffer (WeightView::index)");
     if (d_.has_bias && !aligned(args.bias, 2))
       return Status::Fail(std::string(kWho) + "bias must be 2-byte aligned (" + d_.describe() + ")");
-    if (plan_.splits > 1 || plan_.sk_grid > 0) {
+    if (workspace_size() > 0) {
       if (workspace == nullptr)
         return Status::Fail(std::string(kWho) + "needs workspace_size() bytes of workspace (" + d_.describe() + ")");
-      if (!aligned(workspace, 16)) return misaligned("workspace");
+      // 16 bytes for the partial sums; the act-order tensor maps need 64 (sm80_mixed_gemm's 256).
+      if (!aligned(workspace, f.act_order ? 256 : 16))
+        return Status::Fail(std::string(kWho) + "workspace must be " + (f.act_order ? "256" : "16") +
+                            "-byte aligned (" + d_.describe() + ")");
     }
     DeviceGuard guard(device_);
     if (!guard.ok()) return guard.status();
@@ -115,6 +125,19 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
     const IntWeightFormat& f = d_.w.int_format;
     const int bits = f.bits;
     const Sm90MixedConfig& c = kSm90MixedConfigs[plan_.config];
+    unsigned char* const ws = static_cast<unsigned char*>(workspace);
+    // Act-order: the activations' columns in the packed order (k' of them, k' read from the index
+    // on the device), which the maps below describe with k as a placeholder until
+    // sm90_mixed_gemm_act_order_maps() re-extents their copies.
+    const void* a = args.a;
+    if (f.act_order) {
+      a = ws + act_maps_bytes_;
+      if (Status s = sm80_mixed_gemm_permute_activations(d_.a.dtype, args.a, static_cast<int>(d_.m), static_cast<int>(d_.k),
+                                                         static_cast<const int32_t*>(args.w.index), ws + act_maps_bytes_,
+                                                         reinterpret_cast<Stream>(st));
+          !s.ok())
+        return s;
+    }
     // x: (m, k) 16-bit, boxes of block_tokens rows x 64 columns (128 bytes: the swizzle span);
     // a stage of 128 columns takes two. The last token tile from a second map whose boxes hold
     // its rows rounded up to 8 where at least 3/8 of the tile lies past m (the TMA's zero fill of
@@ -123,11 +146,11 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
     // are never stored).
     CUtensorMap map_x{}, map_x_last{}, map_w{};
     const int x_last_rows = sm90_mixed_x_last_rows(d_.m, c.block_tokens);
-    if (Status s = encode_tensor_map_2d(&map_x, CU_TENSOR_MAP_DATA_TYPE_UINT16, args.a, d_.m, d_.k, d_.k * 2,
+    if (Status s = encode_tensor_map_2d(&map_x, CU_TENSOR_MAP_DATA_TYPE_UINT16, a, d_.m, d_.k, d_.k * 2,
                                         c.block_tokens, kSm90MixedBlockK, CU_TENSOR_MAP_SWIZZLE_128B, kWho, "A");
         !s.ok())
       return s;
-    if (Status s = encode_tensor_map_2d(&map_x_last, CU_TENSOR_MAP_DATA_TYPE_UINT16, args.a, d_.m, d_.k, d_.k * 2,
+    if (Status s = encode_tensor_map_2d(&map_x_last, CU_TENSOR_MAP_DATA_TYPE_UINT16, a, d_.m, d_.k, d_.k * 2,
                                         x_last_rows, kSm90MixedBlockK, CU_TENSOR_MAP_SWIZZLE_128B, kWho, "A");
         !s.ok())
       return s;
@@ -164,7 +187,7 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
     p.zeros = f.zero == ZeroPoint::kInteger ? static_cast<const uint8_t*>(args.w.zeros) : nullptr;
     p.bias = d_.has_bias ? args.bias : nullptr;
     p.out = args.out;
-    p.partial = static_cast<float*>(workspace);
+    p.partial = reinterpret_cast<float*>(ws + act_maps_bytes_ + act_bytes_);
     p.m = static_cast<int>(d_.m);
     p.n = static_cast<int>(d_.n);
     p.k = static_cast<int>(d_.k);
@@ -185,7 +208,21 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
     p.part_col0 = p.sk_tile0 * kSm90MixedBlockCh;
     p.part_ld = p.n - p.part_col0;
     const int grid = sk ? plan_.sk_grid : static_cast<int>(std::min<int64_t>(units, sm_count_));
-    if (Status s = kernels_->launch(plan_.config, map_x, map_x_last, map_w, map_s, map_z, p, grid, pdl_, st); !s.ok()) return s;
+    bool pdl = pdl_;
+    if (f.act_order) {
+      // The kernel's producers read the maps (and request weight tiles) before
+      // griddepcontrol.wait, so the GEMM must not start before the maps kernel ends: no PDL.
+      const CUtensorMap tmpl[kSm90MixedActOrderMaps] = {map_x, map_x_last, map_w, map_s, map_z};
+      CUtensorMap* const maps = reinterpret_cast<CUtensorMap*>(ws);
+      if (Status s = sm90_mixed_gemm_act_order_maps(tmpl, f.zero == ZeroPoint::kInteger ? 5 : 4,
+                                                    static_cast<const int32_t*>(args.w.index), bits, maps, st);
+          !s.ok())
+        return s;
+      p.act_index = static_cast<const int32_t*>(args.w.index);
+      p.act_maps = maps;
+      pdl = false;
+    }
+    if (Status s = kernels_->launch(plan_.config, map_x, map_x_last, map_w, map_s, map_z, p, grid, pdl, st); !s.ok()) return s;
     if (sk)
       return sm90_mixed_gemm_reduce_sk(d_.a.dtype, p.partial, p.m, p.n, p.part_col0, p.k_blocks, tail_.iters, grid,
                                        f.group_size == 0 ? args.w.scales : nullptr, p.bias, args.out,
@@ -197,6 +234,13 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
     return Status::Ok();
   }
 
+  static std::size_t round256(std::size_t b) { return (b + 255) / 256 * 256; }
+  std::size_t partial_bytes() const {
+    if (plan_.sk_grid > 0)
+      return static_cast<std::size_t>(tail_.planes) * d_.m * (d_.n - tail_.whole_tiles * kSm90MixedBlockCh) * 4;
+    return plan_.splits > 1 ? static_cast<std::size_t>(plan_.splits) * d_.m * d_.n * 4 : 0;
+  }
+
   GemmDesc d_;
   int device_ = 0;
   int sm_count_ = 0;
@@ -204,6 +248,8 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
   Sm90MixedPlan plan_;
   Sm90MixedTail tail_;  // plan_.sk_grid > 0: the stream-K tail's split of the channel tiles
   const Sm90MixedKernels* kernels_;
+  std::size_t act_maps_bytes_ = 0;  // act-order: the re-extented tensor maps
+  std::size_t act_bytes_ = 0;       // act-order: the gathered activations
 };
 
 }  // namespace
@@ -215,17 +261,19 @@ Status sm90_mixed_gemm_runs_on(const GpuSpec& gpu) {
 Status sm90_mixed_gemm_can_implement(const GemmDesc& d, const GpuSpec& gpu) {
   (void)gpu;
   if (Status s = tiled_gemm_check(d, kWho); !s.ok()) return s;
-  if (d.w.int_format.act_order)
-    return Status::Fail(std::string(kWho) +
-                        "act-order weights are not implemented here (the activation gather of sm80_mixed_gemm "
-                        "runs them) (" + d.describe() + ")");
   if (d.m * d.n > (int64_t{1} << 40)) return Status::Fail(std::string(kWho) + "M x N exceeds 2^40 (" + d.describe() + ")");
   return Status::Ok();
 }
 
 std::unique_ptr<detail::GemmImpl> sm90_mixed_gemm_make(const GemmDesc& d, const GpuSpec& gpu) {
-  return std::make_unique<Sm90MixedGemmImpl>(
-      d, gpu, sm90_mixed_gemm_plan(d.m, d.n, d.k, d.w.int_format.bits, d.a.dtype == DType::kBF16, gpu.sm_count));
+  Sm90MixedPlan plan = sm90_mixed_gemm_plan(d.m, d.n, d.k, d.w.int_format.bits, d.a.dtype == DType::kBF16, gpu.sm_count);
+  // Act-order: k' (>= k) is known on the device only, so no stream-K tail (its split of the
+  // iterations is the host's); the plan's splits are taken over the k' blocks.
+  if (d.w.int_format.act_order && plan.sk_grid > 0) {
+    plan.sk_grid = 0;
+    plan.why += "; act-order: no stream-K tail";
+  }
+  return std::make_unique<Sm90MixedGemmImpl>(d, gpu, plan);
 }
 
 std::unique_ptr<detail::GemmImpl> sm90_mixed_gemm_make_with_plan(const GemmDesc& d, const GpuSpec& gpu,

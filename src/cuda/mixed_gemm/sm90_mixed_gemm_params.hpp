@@ -68,6 +68,12 @@ struct Sm90MixedParams {
   // `partial`, which the reduce kernel sums in plane order.
   int sk_tile0, sk_tiles;
   int part_ld, part_col0;  // partial (plane, row, col) at (plane m + row) part_ld + col - part_col0
+  // Act-order weights (both null otherwise): the packed weight's index {k', groups', ...}, whose
+  // k' replaces k for the k blocks (k_blocks above is ceil(k / block_k) then, a placeholder), and
+  // the five tensor maps (x, x_last, w, s, z) re-extented to k' and groups' on the device by
+  // sm90_mixed_gemm_act_order_maps() (global memory; the kernel acquires them, tensormap.cuh).
+  const int32_t* act_index;
+  const CUtensorMap* act_maps;
 };
 
 // Configurations that may take a stream-K tail: token tiles of at most 128 (see the kernel's
@@ -152,6 +158,14 @@ struct Sm90MixedKernels {
 Status sm90_mixed_gemm_reduce_sk(DType t, const float* partials, int m, int n, int col0, int k_blocks,
                                  int64_t iters, int grid, const void* channel_scales, const void* bias, void* out,
                                  Stream stream);
+
+// Act-order weights (sm90_mixed_gemm_act_order.cu): copies the first `maps` of the tensor maps
+// (x, x_last, w, s, z) the host encoded with k as a placeholder to `out` (global memory, 64-byte
+// aligned), re-extented to the index's k' and groups', for the GEMM launched next on `stream`
+// (Sm90MixedParams::act_maps).
+inline constexpr int kSm90MixedActOrderMaps = 5;
+Status sm90_mixed_gemm_act_order_maps(const CUtensorMap* tmpl, int maps, const int32_t* index, int bits,
+                                      CUtensorMap* out, cudaStream_t stream);
 
 const Sm90MixedKernels& sm90_mixed_gemm_kernels_f16_w4();
 const Sm90MixedKernels& sm90_mixed_gemm_kernels_f16_w8();
