@@ -187,7 +187,7 @@ TEST(sm90_mixed_gemm, act_order_any_g_idx) {
             c.f = fmt(bits, group, (i % 3) == 0 ? ZeroPoint::kInteger : ZeroPoint::kSymmetric, t, true);
             c.m = (i % 2) == 0 ? 37 : cuda::kSm90MixedConfigs[cfg].block_tokens + 3;
             c.n = 320;  // two 128-channel tiles and a 64-channel one
-            c.k = 1088;
+            c.k = 1152;  // 18 k blocks of 64, 9 of 128
             c.uniform_act = uniform;
             c.bias = (i % 2) == 1;
             c.plan = Sm90MixedPlan{cfg, 1 + (i % 3), ""};
