@@ -560,6 +560,15 @@ TEST(sm80_mixed_gemm, act_order_any_g_idx) {
             c.bias = m == 17;
             check_case(c);
           }
+  // k above the staged gather's shared-memory row (24576 16-bit values): the element-per-thread
+  // gather.
+  Case c;
+  c.f = fmt(4, 128, ZeroPoint::kSymmetric, DType::kF16, true);
+  c.m = 3;
+  c.n = 64;
+  c.k = 24704;
+  c.uniform_act = false;
+  check_case(c);
 }
 
 TEST(sm80_mixed_gemm, llama_shapes) {
