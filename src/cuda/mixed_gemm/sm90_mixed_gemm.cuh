@@ -39,6 +39,10 @@
 // The k loop is unrolled by two so both buffers are named registers. The widest tiles split
 // each block into two halves instead (kHalves, see k_loop).
 //
+// Act-order weights: the activations arrive gathered into the packed column order (k' columns),
+// the kernel takes its k-block count from the index (k_blocks_of()) and its producers use the
+// tensor maps re-extented to k' on the device (map_of(); sm90_mixed_gemm_act_order.cu).
+//
 // Numerics: grouped weights enter the mma as (q - z) * s rounded once to T (as Marlin and the
 // sm80 kernel at large m); per-channel weights as the exact integers q - z, the scale
 // applied in fp32 after the k loop. fp32 accumulation throughout (wgmma f16/bf16 inputs
