@@ -26,6 +26,7 @@
 #include "lowbit/quantize.hpp"
 #include "lowbit/reference.hpp"
 #include "test_gpu_common.hpp"
+#include "test_mixed_gemm_common.hpp"
 
 namespace lowbit::test {
 namespace {
@@ -344,16 +345,146 @@ TEST(smxx_gemv, tiled_layout_correction_sums) {
       });
 }
 
-// Tiled weights with act-order are refused with the reason (the mixed GEMM takes them).
-TEST(smxx_gemv, tiled_layout_refuses_act_order) {
+// Act-order weights (GPTQ desc_act) on the tiled layout: the staging gathers x[:, perm]
+// (smxx_gemv.cuh). One case: random weights with a shuffled uniform g_idx (every group exactly
+// group_size columns, k' = k: the pipeline) or any g_idx (k' > k: act_order_direct()),
+// against the CPU reference on the original (unpermuted) operands, output poisoned.
+struct ActCase {
+  int bits = 4, group = 128;
+  ZeroPoint zero = ZeroPoint::kSymmetric;
+  DType t = DType::kF16;
+  int64_t m = 1, n = 128, k = 1024;
+  bool uniform = true, bias = false;
+};
+
+GemmDesc act_desc(const ActCase& c) {
+  GemmDesc d;
+  d.m = c.m, d.n = c.n, d.k = c.k;
+  d.a.dtype = c.t;
+  d.w = WeightFormat::integer(mixed::fmt(c.bits, c.group, c.zero, c.t, true));
+  d.out_dtype = c.t;
+  d.has_bias = c.bias;
+  return d;
+}
+
+void check_act_case(const ActCase& c, std::string* kernel = nullptr) {
+  const uint32_t seed = g_seed++;
+  std::mt19937 rng(seed);
+  const GemmDesc d = act_desc(c);
+  const cuda::GpuSpec& gpu = cuda::gpu_spec(0);
+  const Status ok = cuda::smxx_gemv_can_implement(d, gpu);
+  ASSERT_TRUE(ok.ok()) << ok.message();
+  const std::unique_ptr<detail::GemmImpl> impl = cuda::smxx_gemv_make(d, gpu);
+  SCOPED_TRACE(d.describe() + (c.uniform ? " g_idx=uniform" : " g_idx=any") + " zero=" + zero_name(c.zero) +
+               " kernel=" + impl->name() + " seed=" + std::to_string(seed));
+  if (kernel != nullptr) *kernel = impl->name();
+  EXPECT_NE(impl->name().find("_act"), std::string::npos) << impl->name();
+  const IntWeight w = mixed::random_weight(d.w.int_format, c.n, c.k, rng, c.uniform);
+  const PackedWeight pw = impl->pack(w);
+  ASSERT_FALSE(pw.index.empty());
+  DeviceBuffer data(pw.data), scales(pw.scales), zeros(pw.zeros), index(pw.index);
+  const std::vector<float> x = rounded(random_normal(rng, c.m * c.k), c.t);
+  std::vector<float> bias;
+  if (c.bias) bias = rounded(random_normal(rng, c.n, 0.5f), c.t);
+  DeviceBuffer dx(encode(x, c.t)), dbias(c.bias ? encode(bias, c.t) : std::vector<uint8_t>{});
+  std::vector<float> ref(static_cast<size_t>(c.m * c.n));
+  const std::vector<float> wd = dequantize(w);
+  gemm_nt_reference(x.data(), wd.data(), c.bias ? bias.data() : nullptr, c.m, c.n, c.k, ref.data());
+  DeviceBuffer y(static_cast<size_t>(c.m * c.n) * dtype_size(c.t)), ws(impl->workspace_size());
+  GemmArgs a;
+  a.a = dx.get();
+  a.w = WeightView{data.get(), scales.get(), zeros.get(), index.get()};
+  a.bias = dbias.get();
+  a.out = y.get();
+  StreamHolder stream;
+  y.poison(stream.get());
+  const Status st = impl->run(a, ws.get(), stream.get());
+  ASSERT_TRUE(st.ok()) << st.message();
+  stream.sync();
+  const std::vector<float> out = decode(y.download(), c.t, c.m * c.n);
+  ASSERT_EQ(count_non_finite(out), 0) << "unwritten or non-finite outputs";
+  ASSERT_FALSE(all_zero(out));
+  const double err = relative_error(out.data(), ref.data(), static_cast<int64_t>(out.size()));
+  EXPECT_LE(err, mixed::tolerance(c.t)) << "relative error " << err;
+  // Without the index the call is refused, not run.
+  a.w.index = nullptr;
+  const Status missing = impl->run(a, ws.get(), stream.get());
+  EXPECT_FALSE(missing.ok());
+  EXPECT_NE(missing.message().find("index"), std::string::npos) << missing.message();
+}
+
+// Every width x {f16, bf16} x group 32 / 128 x uniform / any g_idx, zero points every other
+// case, m = 1..8, k with a partial last 256-column chunk (1408 = 5.5 chunks), bias.
+TEST(smxx_gemv, tiled_layout_act_order) {
   LOWBIT_REQUIRE_GPU();
-  Case c;
-  c.bits = 4, c.group = 128, c.m = 1, c.n = 256, c.k = 1024;
-  GemmDesc d = desc_of(c);
-  d.w.int_format.act_order = true;
-  const Status st = cuda::smxx_gemv_can_implement(d, cuda::gpu_spec(0));
+  int i = 0;
+  for (DType t : {DType::kF16, DType::kBF16})
+    for (int bits : {4, 8})
+      for (int group : {32, 128})
+        for (bool uniform : {true, false}) {
+          ActCase c;
+          c.t = t, c.bits = bits, c.group = group, c.uniform = uniform;
+          c.zero = i % 2 ? ZeroPoint::kInteger : ZeroPoint::kSymmetric;
+          c.m = 1 + (i * 3) % 8;
+          c.n = 16 * (3 + i % 5);
+          c.k = 1408;
+          c.bias = i % 3 == 0;
+          check_act_case(c);
+          ++i;
+        }
+  // Suite-1-like shapes: qkv-like at m = 1 (several chunks per warp: the group-sum tables) and
+  // down-like (k = 14336) at m = 1 and 8 (sm_90: the cluster launch that splits k).
+  for (int64_t m : {1, 2, 8})
+    for (int64_t k : {4096, 14336}) {
+      if (m == 8 && k == 14336 && cuda::gpu_spec(0).cc < 90) continue;  // one block cannot stage it
+      ActCase c;
+      c.m = m, c.n = 512, c.k = k;
+      c.zero = m == 2 ? ZeroPoint::kInteger : ZeroPoint::kSymmetric;
+      std::string name;
+      check_act_case(c, &name);
+    }
+}
+
+// Clusters splitting k forced at small k (sm_90), and the refusal where the activations are not
+// staged once (the gather lives in that staging).
+TEST(smxx_gemv, tiled_layout_act_order_launches) {
+  LOWBIT_REQUIRE_GPU();
+  if (cuda::gpu_spec(0).cc >= 90) {
+    ScopedEnv env("LOWBIT_GEMV_KSPLIT", "2");
+    for (bool uniform : {true, false}) {
+      ActCase c;
+      c.m = 3, c.n = 96, c.k = 2048, c.uniform = uniform;
+      std::string name;
+      check_act_case(c, &name);
+      EXPECT_NE(name.find("_k2"), std::string::npos) << name;
+    }
+  }
+  ScopedEnv env("LOWBIT_GEMV_XONCE", "0");
+  ActCase c;
+  const Status st = cuda::smxx_gemv_can_implement(act_desc(c), cuda::gpu_spec(0));
   EXPECT_FALSE(st.ok());
   EXPECT_NE(st.message().find("act-order"), std::string::npos) << st.message();
+}
+
+// The public API: act-order weights at decode m go to this family (Suite 1's qkv and down at
+// m = 1), except where its launch would need a cluster of 4 (down at m = 8 on sm_90: measured
+// slower than sm80_mixed_gemm, select.cpp gemv_first_long_k); m = 16 stays with the mixed GEMMs.
+TEST(smxx_gemv, tiled_layout_act_order_selection) {
+  LOWBIT_REQUIRE_GPU();
+  struct Pick {
+    int64_t m, n, k;
+    const char* want;
+  };
+  std::vector<Pick> picks = {{1, 6144, 4096, "smxx_gemv"}, {1, 4096, 14336, "smxx_gemv"},
+                             {8, 4096, 14336, "sm80_mixed_gemm"}, {16, 6144, 4096, "sm80_mixed_gemm"}};
+  if (cuda::gpu_spec(0).cc >= 90) picks.push_back({4, 4096, 14336, "smxx_gemv"});  // a cluster of 2
+  for (const Pick& pk : picks) {
+    ActCase c;
+    c.m = pk.m, c.n = pk.n, c.k = pk.k;
+    Gemm g(act_desc(c), Device::cuda(0));
+    ASSERT_TRUE(g.can_implement().ok()) << g.can_implement().message();
+    EXPECT_EQ(g.kernel_name().rfind(pk.want, 0), 0u) << "m=" << pk.m << " " << pk.n << "x" << pk.k << ": " << g.kernel_name();
+  }
 }
 
 // int8 activations, 4- and 8-bit weights, symmetric and integer zeros, every group.

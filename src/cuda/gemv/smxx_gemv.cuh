@@ -60,6 +60,7 @@
 #include "cuda/ptx/cvta.cuh"
 #include "cuda/ptx/griddepcontrol.cuh"
 #include "cuda/ptx/ld_global_nc.cuh"
+#include "cuda/ptx/ld_shared.cuh"
 #include "cuda/ptx/ldmatrix.cuh"
 #include "cuda/ptx/mma.cuh"
 #include "cuda/ptx/mma_int8.cuh"
@@ -150,6 +151,69 @@ LOWBIT_DEVICE void correction_a(int pair, int h, uint32_t (&a)[4]) {
   }
 }
 
+// Act-order weights whose groups are not all group_size columns long (the packer cut each
+// group into runs of group_size and padded the last run with zero columns: k' = index[0] > k;
+// GPTQ never writes such a g_idx, every group there has exactly group_size columns). The launch
+// and its shares were planned for k columns, so the kernel leaves its pipeline: every warp of
+// the grid takes output channels in turn and sums them straight from the tiled layout of k'
+// columns, one code per lane and step, in fp32: (q - z) s x[perm[j]]. Correct for any g_idx
+// and about an order of magnitude slower than the pipeline (docs/kernels/gemv.md, "Act-order").
+// After griddepcontrol.wait (it reads the activations).
+template <int kBits, int kAct, int kSlots>
+LOWBIT_DEVICE void act_order_direct(const GemvParams& p, int kp) {
+  const int lane = threadIdx.x & 31;
+  const int gw = static_cast<int>(blockIdx.x) * static_cast<int>(blockDim.x >> 5) + static_cast<int>(threadIdx.x >> 5);
+  const int nw = static_cast<int>(gridDim.x) * static_cast<int>(blockDim.x >> 5);
+  const int group = kChunkK / kSlots;  // act-order weights have a group (kSlots > 1)
+  const int32_t* perm = p.act_index + tiled::kActOrderHeader;
+  const bool sbf16 = p.scale_bf16 != 0;
+  const uint16_t* sc = reinterpret_cast<const uint16_t*>(p.scales);
+  const uint8_t* zp = reinterpret_cast<const uint8_t*>(p.zeros);
+  const unsigned char* w = static_cast<const unsigned char*>(p.w);
+  const uint16_t* x = static_cast<const uint16_t*>(p.x);
+  for (int c = gw; c < p.n; c += nw) {
+    const int strip = c / 16, r16 = c % 16;
+    float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+    for (int j = lane; j < kp; j += 32) {
+      const int src = perm[j];
+      if (src < 0 || src >= p.k) continue;  // a padding column (weight exactly 0), or a corrupt value
+      int kc, ln, word, shift;
+      if constexpr (kBits == 4) {  // tiled::w4_code_pos inverted
+        const int kk = j % 64, c16 = kk % 16, rem = c16 % 8;
+        kc = j / 64;
+        word = kk / 16;
+        ln = (r16 % 8) * 4 + rem / 2;
+        shift = 4 * ((r16 / 8) | ((c16 / 8) << 1) | ((rem % 2) << 2));
+      } else {  // tiled::w8_code_pos inverted
+        const int kk = j % 32, c16 = kk % 16, rem = c16 % 8;
+        kc = j / 32;
+        word = 2 * (kk / 16) + c16 / 8;
+        ln = (r16 % 8) * 4 + rem / 2;
+        shift = 8 * ((r16 / 8) | ((rem % 2) << 1));
+      }
+      const uint32_t wd = *reinterpret_cast<const uint32_t*>(w + tiled::chunk_offset(kBits, kp, strip, kc, ln) + 4 * word);
+      const int q = static_cast<int>((wd >> shift) & ((1u << kBits) - 1u));
+      const int64_t si = tiled::scale_index(p.n, j / group, c);
+      const int z = p.has_zeros ? static_cast<int>(zp[si]) : (1 << (kBits - 1));
+      const float v = static_cast<float>(q - z) * half_to_f32(sc[si], sbf16);
+#pragma unroll
+      for (int r = 0; r < 8; ++r)
+        if (r < p.m) acc[r] += v * half_to_f32(x[static_cast<int64_t>(r) * p.k + src], kAct == kActBf16);
+    }
+#pragma unroll
+    for (int r = 0; r < 8; ++r) {
+      if (r >= p.m) break;
+      float sum = acc[r];
+#pragma unroll
+      for (int off = 16; off > 0; off >>= 1) sum += __shfl_xor_sync(0xFFFFFFFFu, sum, off);
+      if (lane == 0) {
+        if (p.has_bias) sum += load_out(p.bias, c, p.out_dtype);
+        store_out(p.y, static_cast<int64_t>(r) * p.n + c, sum, p.out_dtype);
+      }
+    }
+  }
+}
+
 }  // namespace detail
 // kBits: 1..6, 8. kAct: GemvAct. kSlots: scale slots per chunk (8: group 32, 4: 64, 2: 128,
 // 1: per-channel). kLayout: GemvLayout. kStageX (tiled layout only): the activations go
@@ -174,6 +238,10 @@ LOWBIT_DEVICE void correction_a(int pair, int h, uint32_t (&a)[4]) {
 // 32-bit entries (g, g+8) of a strip are 32 contiguous bytes, copied like the gemv layout's; integer zero points: u8 in the same order, 16 bytes per
 // group and strip. Groups past k (partial last item) are zero-filled.
 //
+// kPermuted (tiled, staged, grouped): act-order weights; the staging places x[:, perm]
+// (docs/kernels/gemv.md, "Act-order"). Separate instantiations, so that the other kernels'
+// code is unchanged.
+//
 // kCluster: the launch groups p.ksplit blocks in a cluster that splits k (sm_90, v11). A
 // template parameter so that the kernels without it compile as before the split existed (with
 // a run-time cluster size in every kernel, the m = 1 Suite-1 sums were 0.4-0.9 us slower on
@@ -181,7 +249,7 @@ LOWBIT_DEVICE void correction_a(int pair, int h, uint32_t (&a)[4]) {
 // 62.4 against 61.9 / 62.0).
 namespace detail {
 
-template <int kBits, int kAct, int kSlots, int kLayout, bool kStageX, bool kCluster>
+template <int kBits, int kAct, int kSlots, int kLayout, bool kStageX, bool kCluster, bool kPermuted>
 LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
   static_assert(layout_bits_supported(kBits), "gemv layout widths: 1, 2, 3, 4, 5, 6, 8");
   static_assert(kAct != kActI8 || int8_layout_bits_supported(kBits),
@@ -190,6 +258,8 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
   static_assert(!kTiled || ((kBits == 4 || kBits == 8) && kAct != kActI8),
                 "the tiled layout holds 4- and 8-bit weights for f16 / bf16 activations");
   static_assert(kTiled || !kStageX, "only the tiled layout stages the activations");
+  static_assert(!kPermuted || (kTiled && kStageX && kSlots > 1 && kAct != kActI8),
+                "act-order weights: tiled layout, activations staged, grouped scales");
   static_assert(kSlots == 1 || kSlots == 2 || kSlots == 4 || kSlots == 8, "slots: 1, 2, 4, 8");
   constexpr bool kInt8 = kAct == kActI8;
   constexpr int kPPG = kPairs / kSlots;  // pairs per group inside a chunk
@@ -337,13 +407,74 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
   //    before the wait the activations come ~0.5 us sooner (W4 o: 2.17 -> 1.70 us from the
   //    wait to the first item), and with none before it the weight stream starts too late.
   constexpr int kPre = kDepth / 2;
+  // Act-order weights (kPermuted; the activations staged once, the family's condition): packed
+  // column j is original column perm[j], so the staging (1b, act_scatter) stores x[:, perm[j]]
+  // where packed column j belongs and nothing else changes (with k' = k the packed weight is an
+  // ordinary grouped weight). The block writes a table over the original columns: dst[c] = the
+  // byte offset of c's packed place in the owning warp's activation buffer for row 0 (row r adds
+  // 512 r, then the swizzle XORs bits 4..6 with r & 7); with a cluster, -1 where another block
+  // owns it. Each warp fills the entries of its own chunks (lane L: the eight columns of its
+  // 16-byte unit, unit L of the chunk), so no division is needed. The perm values (registers,
+  // four chunks at a time) and k' are loaded here, before the wait (the index is a constant of
+  // the weight, like the codes); the table is written after it, behind the first activation
+  // loads (act_scatter), so that their latencies overlap. Written here, behind a block barrier,
+  // it cost up to 1 us more per call (docs/kernels/gemv.md, "Act-order": a block's work before
+  // the wait is not hidden, the next call's blocks cannot start beside this call's). k' != k
+  // (groups of other sizes, padded with zero columns) leaves the pipeline for act_order_direct()
+  // after the wait.
+  [[maybe_unused]] int act_kp = 0;
+  [[maybe_unused]] uint4 pv[4][2];
+  [[maybe_unused]] const int32_t* perm = kPermuted ? p.act_index + tiled::kActOrderHeader : nullptr;
+  [[maybe_unused]] auto perm_load = [&](int j0) {
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const int col = (vw + (j0 + q) * KST) * kChunkK + 8 * lane;
+      if (j0 + q < S && col < p.k) {
+        pv[q][0] = ptx::ld_nc_v4(reinterpret_cast<const uint4*>(perm + col));
+        pv[q][1] = ptx::ld_nc_v4(reinterpret_cast<const uint4*>(perm + col + 4));
+      }
+    }
+  };
+  [[maybe_unused]] auto perm_store = [&](int j0) {
+    int* dsttab = reinterpret_cast<int*>(smem + p.inv_offset);
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const int col = (vw + (j0 + q) * KST) * kChunkK + 8 * lane;
+      if (j0 + q < S && col < p.k) {
+        const uint32_t c[8] = {pv[q][0].x, pv[q][0].y, pv[q][0].z, pv[q][0].w,
+                               pv[q][1].x, pv[q][1].y, pv[q][1].z, pv[q][1].w};
+        const int base = warp * p.xbuf_stride + (j0 + q) * M * kSliceBytes + 16 * lane;
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+          if (c[e] < static_cast<uint32_t>(p.k)) dsttab[c[e]] = base + 2 * e;  // padding (-1) or corrupt: dropped
+      }
+    }
+  };
+  if constexpr (kPermuted) {
+    act_kp = static_cast<int>(ptx::ld_nc_u32(reinterpret_cast<const uint32_t*>(p.act_index)));
+    perm_load(0);
+  }
 #pragma unroll
   for (int d = 0; d < kPre; ++d) {
     if (d < L) issue(d);
     ptx::cp_async_commit();
   }
+  if constexpr (kPermuted && kCluster) {  // entries of the other blocks' chunks stay -1
+    int4* dsttab4 = reinterpret_cast<int4*>(smem + p.inv_offset);
+#pragma unroll 1
+    for (int q = static_cast<int>(threadIdx.x); q < p.k / 4; q += static_cast<int>(blockDim.x))
+      dsttab4[q] = make_int4(-1, -1, -1, -1);
+    __syncthreads();
+  }
   ptx::griddep_launch_dependents();
   ptx::griddep_wait();
+  if constexpr (kPermuted) {
+    if (act_kp != p.k) {
+      ptx::cp_async_wait<0>();
+      act_order_direct<kBits, kAct, kSlots>(p, act_kp);
+      return;
+    }
+  }
   bool rest_issued = false;  // whichever prologue path comes first issues the rest, once
   auto issue_rest = [&]() {
     if (rest_issued) return;
@@ -527,13 +658,127 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
     }
   }
 
+  // The group sums of one staged unit (chunk jj, row rr) for the tables (sum_table): the lane's 8
+  // columns, then across the 32 / kSlots lanes of its group (xor butterfly: every lane of a group
+  // gets the same bits); the group's first lane writes row rr's entries (jj, gi, t = rr / 2),
+  // components rr % 2 (row g) and rr % 2 + 2 (row g+8): cg = c_row * sum, cx = sum.
+  auto unit_sums = [&](const uint4& vq, int jj, int rr) {
+    const uint32_t h[4] = {vq.x, vq.y, vq.z, vq.w};
+    float sx = 0.0f;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      float2 f;
+      if constexpr (kAct == kActBf16) {
+        f = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&h[e]));
+      } else {
+        f = __half22float2(*reinterpret_cast<const __half2*>(&h[e]));
+      }
+      sx += f.x + f.y;
+    }
+#pragma unroll
+    for (int off = 1; off < 32 / kSlots; off <<= 1) sx += __shfl_xor_sync(0xFFFFFFFFu, sx, off);
+    if ((lane & (32 / kSlots - 1)) == 0) {
+      const int gi = lane / (32 / kSlots);
+      float* e = reinterpret_cast<float*>(corr + ((jj * kSlots + gi) * 4 + (rr >> 1)));
+      float* ex = reinterpret_cast<float*>(corr + cx_base + ((jj * kSlots + gi) * 4 + (rr >> 1)));
+      e[rr & 1] = kCorrLo * sx;
+      e[(rr & 1) + 2] = kCorrHi * sx;
+      ex[rr & 1] = sx;
+      ex[(rr & 1) + 2] = sx;
+    }
+  };
+
+  // Act-order (p.x_once): the block reads each activation row once, coalesced (16-byte loads,
+  // every thread in turn, batches of 4 before their stores) and stores each value at its packed
+  // column's place (the table above: the owning warp's buffer, swizzled as stage_once would have
+  // placed it; entries of other blocks' chunks are -1; with a valid index every other entry is
+  // written, and an entry outside the buffers, which only a corrupt index leaves, is skipped
+  // rather than stored out of bounds). Packed columns past k (a partial last
+  // chunk) are zeroed by their owners. Then one block barrier: warps read each other's stores.
+  [[maybe_unused]] auto act_scatter = [&]() {
+    const int* dsttab = reinterpret_cast<const int*>(smem + p.inv_offset);
+    const uint32_t xbuf0 = ptx::cvta_shared(smem + p.xbuf_offset);
+    const int units_per_row = p.k / 8, units = units_per_row * M, nthr = static_cast<int>(blockDim.x);
+    const uint32_t xlimit = static_cast<uint32_t>(KS * p.xbuf_stride);  // the block's activation buffers
+    uint4 v[4];
+    int rr[4], cc[4];
+    auto load_batch = [&](int u0) {
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        rr[q] = cc[q] = 0;
+        if (u0 + q * nthr < units) {
+          int u = u0 + q * nthr, r = 0;
+          while (u >= units_per_row) u -= units_per_row, ++r;  // r < m <= 8
+          rr[q] = r, cc[q] = 8 * u;
+          v[q] = ptx::ld_nc_v4(reinterpret_cast<const uint4*>(static_cast<const unsigned char*>(p.x) +
+                                                              (static_cast<int64_t>(r) * p.k + cc[q]) * kElemBytes));
+        }
+      }
+    };
+    auto scatter_batch = [&](int u0) {
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        if (u0 + q * nthr < units) {
+          const int r = rr[q];
+          const int4 d0 = *reinterpret_cast<const int4*>(dsttab + cc[q]);
+          const int4 d1 = *reinterpret_cast<const int4*>(dsttab + cc[q] + 4);
+          const int d[8] = {d0.x, d0.y, d0.z, d0.w, d1.x, d1.y, d1.z, d1.w};
+          const uint32_t h[4] = {v[q].x, v[q].y, v[q].z, v[q].w};
+#pragma unroll
+          for (int e = 0; e < 8; ++e)
+            if (static_cast<uint32_t>(d[e]) < xlimit)  // -1: another block's; only a corrupt index leaves others
+              ptx::st_shared_u16(xbuf0 + ((static_cast<uint32_t>(d[e]) + r * kSliceBytes) ^ static_cast<uint32_t>((r & 7) << 4)),
+                                 (e & 1) ? h[e >> 1] >> 16 : h[e >> 1] & 0xFFFFu);
+        }
+      }
+    };
+    // The first batch's loads, the rest of the ring, then the table from the perm values loaded
+    // before the wait (their latency overlapped the wait and these loads), one barrier, the
+    // scatter.
+    const int first = static_cast<int>(threadIdx.x);
+    load_batch(first);
+    issue_rest();
+    perm_store(0);
+#pragma unroll 1
+    for (int j0 = 4; j0 < S; j0 += 4) {
+      perm_load(j0);
+      perm_store(j0);
+    }
+    __syncthreads();
+    scatter_batch(first);
+#pragma unroll 1
+    for (int u0 = first + 4 * nthr; u0 < units; u0 += 4 * nthr) {
+      load_batch(u0);
+      scatter_batch(u0);
+    }
+    // The owners zero their units past k (the partial last chunk).
+#pragma unroll 1
+    for (int j = 0; j < S; ++j) {
+      const int col = (vw + j * KST) * kChunkK + 8 * lane;
+      if (col >= p.k)
+        for (int r = 0; r < M; ++r)
+          ptx::st_shared_v4(xbuf_s + static_cast<uint32_t>(j) * x_chunk_bytes + r * kSliceBytes + 16 * (lane ^ (r & 7)),
+                            make_uint4(0u, 0u, 0u, 0u));
+    }
+    __syncthreads();
+  };
   // 1b. p.x_once: the warp's S chunks of activations into its buffer, read by every item.
   //     The (chunk, row) units (16 bytes per lane: columns 8 lane .. 8 lane + 7 of the chunk,
   //     zeros past k; swizzled as stage_x does) go in batches of 8 loads before their stores,
   //     so that a warp with several chunks waits for one global-memory latency per batch, not
   //     per chunk (Suite 1's down at m = 1: 4 chunks per warp, one batch); the rest of the
   //     ring is requested right after the first batch's loads.
-  if constexpr (kStageX) {
+  if constexpr (kPermuted) {
+    // Act-order: placed by the block (act_scatter), then read back for the group sums.
+    act_scatter();
+    if (sum_table) {
+#pragma unroll 1
+      for (int j = 0; j < S; ++j)
+        for (int r = 0; r < M; ++r)
+          unit_sums(ptx::ld_shared_v4(xbuf_s + static_cast<uint32_t>(j) * x_chunk_bytes + r * kSliceBytes + 16 * (lane ^ (r & 7))), j, r);
+      __syncwarp();
+    }
+  } else if constexpr (kStageX) {
     if (p.x_once) {
       int bj = 0, br = 0;  // the next unit (chunk j, row r)
 #pragma unroll 1
@@ -559,37 +804,11 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
         for (int q = 0; q < 8; ++q)
           if (u0 + q < S * M) ptx::st_shared_v4(dst[q], v[q]);
         if (sum_table) {
-          // The unit's group sums: the lane's 8 columns, then across the 32 / kSlots lanes of
-          // its group (xor butterfly: every lane of a group gets the same bits); the group's
-          // first lane writes row r's entries (j, gi, t = r / 2), components r % 2 (row g) and
-          // r % 2 + 2 (row g+8): cg = c_row * sum, cx = sum.
           int jj = j0, rr = r0;
 #pragma unroll
           for (int q = 0; q < 8; ++q) {
             if (u0 + q < S * M) {
-              const uint32_t h[4] = {v[q].x, v[q].y, v[q].z, v[q].w};
-              float sx = 0.0f;
-#pragma unroll
-              for (int e = 0; e < 4; ++e) {
-                float2 f;
-                if constexpr (kAct == kActBf16) {
-                  f = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&h[e]));
-                } else {
-                  f = __half22float2(*reinterpret_cast<const __half2*>(&h[e]));
-                }
-                sx += f.x + f.y;
-              }
-#pragma unroll
-              for (int off = 1; off < 32 / kSlots; off <<= 1) sx += __shfl_xor_sync(0xFFFFFFFFu, sx, off);
-              if ((lane & (32 / kSlots - 1)) == 0) {
-                const int gi = lane / (32 / kSlots);
-                float* e = reinterpret_cast<float*>(corr + ((jj * kSlots + gi) * 4 + (rr >> 1)));
-                float* ex = reinterpret_cast<float*>(corr + cx_base + ((jj * kSlots + gi) * 4 + (rr >> 1)));
-                e[rr & 1] = kCorrLo * sx;
-                e[(rr & 1) + 2] = kCorrHi * sx;
-                ex[rr & 1] = sx;
-                ex[(rr & 1) + 2] = sx;
-              }
+              unit_sums(v[q], jj, rr);
               if (++rr == M) rr = 0, ++jj;
             }
           }
@@ -929,13 +1148,13 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
 
 }  // namespace detail
 
-template <int kBits, int kAct, int kSlots, int kLayout, bool kStageX, bool kCluster>
+template <int kBits, int kAct, int kSlots, int kLayout, bool kStageX, bool kCluster, bool kPermuted>
 __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) smxx_gemv_kernel(const __grid_constant__ GemvParams p) {
 #if LOWBIT_HAS_SM80
   if constexpr (kCluster && !LOWBIT_HAS_SM90) {
     LOWBIT_DEVICE_TRAP("smxx_gemv: the k split across a cluster needs sm_90");  // never launched there
   } else {
-    detail::gemv_body<kBits, kAct, kSlots, kLayout, kStageX, kCluster>(p);
+    detail::gemv_body<kBits, kAct, kSlots, kLayout, kStageX, kCluster, kPermuted>(p);
   }
 #else
   LOWBIT_DEVICE_TRAP("smxx_gemv needs sm_80 or newer");

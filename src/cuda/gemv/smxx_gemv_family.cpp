@@ -57,7 +57,7 @@ int kernel_row(const GemmDesc& d, const GpuSpec& gpu) {
   const gemv::GemvLaunch l = gemv::choose_gemv_launch(shape_of(d, gpu), gpu);
   const bool staged = layout == gemv::kLayoutTiled && l.x_mode != gemv::kGemvXDirect;
   return gemv::find_gemv_kernel(f.bits, act_kind(d.a.dtype), gemv::scale_slots(f.group_size), layout, staged ? 1 : 0,
-                                staged && l.ksplit > 1 ? 1 : 0);
+                                staged && l.ksplit > 1 ? 1 : 0, layout == gemv::kLayoutTiled && f.act_order ? 1 : 0);
 }
 
 // Raises the kernel's dynamic shared-memory limit to what the device allows (once per
@@ -90,6 +90,7 @@ gemv::GemvShape shape_of(const GemmDesc& d, const GpuSpec& gpu) {
   s.k = d.k;
   // Thread-block clusters (the k-split across a cluster): sm_90 code in this build.
   s.clusters = gpu.cc >= 90 && build_has_code_for(gpu.cc, 90);
+  s.act_order = s.layout == gemv::kLayoutTiled && d.w.int_format.act_order;
   return s;
 }
 
@@ -133,7 +134,8 @@ class SmxxGemvImpl final : public detail::GemmImpl {
     return std::string(kSmxxGemvName) + "_" + dtype_name(desc_.a.dtype) + "_w" + std::to_string(f.bits) + "_s" +
            std::to_string(gemv::scale_slots(f.group_size)) + "_w" + std::to_string(launch_.warps) + "d" +
            std::to_string(launch_.depth) + "g" + std::to_string(launch_.grid) + (launch_.corr_table ? "" : "_ci") +
-           (tiled_ ? "_tiled" : "") + (launch_.ksplit > 1 ? "_k" + std::to_string(launch_.ksplit) : "");
+           (tiled_ ? "_tiled" : "") + (launch_.ksplit > 1 ? "_k" + std::to_string(launch_.ksplit) : "") +
+           (desc_.w.int_format.act_order ? "_act" : "");
   }
   std::string weight_layout() const override {
     return tiled_ ? tiled_layout_name(desc_.w.int_format.bits) : gemv_layout_name(desc_.w.int_format.bits);
@@ -153,6 +155,12 @@ class SmxxGemvImpl final : public detail::GemmImpl {
     if (!aligned16(args.w.data)) return misaligned("weight data");
     if (!aligned16(args.w.scales)) return misaligned("weight scales");
     if (f.zero != ZeroPoint::kSymmetric && !aligned16(args.w.zeros)) return misaligned("weight zero points");
+    if (f.act_order) {
+      if (args.w.index == nullptr)
+        return Status::Fail(std::string(kWho) + "act-order weights need the index buffer (WeightView::index) (" +
+                            desc_.describe() + ")");
+      if (!aligned16(args.w.index)) return misaligned("weight index (act-order)");
+    }
     if (bitserial_) return run_bitserial(args, workspace, stream);
 
     gemv::GemvParams p;
@@ -182,6 +190,8 @@ class SmxxGemvImpl final : public detail::GemmImpl {
     p.xbuf_stride = launch_.xbuf_stride;
     p.x_once = launch_.x_mode == gemv::kGemvXOnce ? 1 : 0;
     p.xbuf_offset = launch_.xbuf_offset;
+    p.act_index = f.act_order ? static_cast<const int32_t*>(args.w.index) : nullptr;
+    p.inv_offset = launch_.inv_offset;
     p.ksplit = launch_.ksplit;
     p.tile_interleave = launch_.tile_interleave ? 1 : 0;
     p.scale_prefetch = launch_.scale_prefetch ? 1 : 0;
@@ -310,9 +320,11 @@ Status smxx_gemv_can_implement(const GemmDesc& d, const GpuSpec& gpu) {
   if (d.out_dtype != DType::kF16 && d.out_dtype != DType::kBF16 && d.out_dtype != DType::kF32)
     return fail(std::string("output dtype must be f16, bf16 or f32, not ") + dtype_name(d.out_dtype));
   if (reads_tiled(d)) {
-    if (f.act_order)
-      return fail("act-order weights: this family does not read the tiled layout's column permutation "
-                  "(sm80_mixed_gemm takes them)");
+    // Act-order: the staging gathers x[:, perm] (smxx_gemv.cuh), so the launch must hold each
+    // warp's activations (and its chunks' permutation) once per call.
+    if (f.act_order && gemv::choose_gemv_launch(shape_of(d, gpu), gpu).x_mode != gemv::kGemvXOnce)
+      return fail("act-order weights need the activations staged once per call, and m x k (with the "
+                  "column permutation) does not fit this GPU's shared memory (a mixed GEMM takes them)");
   } else if (Status s = gemv_layout_supports(f, d.n, d.k); !s.ok()) {
     return s;
   }

@@ -14,9 +14,16 @@ const void* gemv_kernel_w4(int row);
 const void* gemv_kernel_w5(int row);
 const void* gemv_kernel_w6(int row);
 const void* gemv_kernel_w8(int row);
+const void* gemv_kernel_w4_act(int row);  // the act-order rows
+const void* gemv_kernel_w8_act(int row);
 
 // The kernel of table row `row` (0 <= row < kGemvKernelCount).
 inline const void* gemv_kernel(int row) {
+  if (kGemvKernels[row].act_order != 0) {
+    return kGemvKernels[row].bits == 4 ? gemv_kernel_w4_act(row)
+           : kGemvKernels[row].bits == 8 ? gemv_kernel_w8_act(row)
+                                          : nullptr;
+  }
   switch (kGemvKernels[row].bits) {
     case 1: return gemv_kernel_w1(row);
     case 2: return gemv_kernel_w2(row);

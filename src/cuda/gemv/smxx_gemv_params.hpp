@@ -97,6 +97,13 @@ struct GemvParams {
   int tiles_r = 0;           // tiles % G: blocks (clusters) 0 .. tiles_r - 1 take one tile more
   int chunks_q = 0;          // chunks / (warps x ksplit)
   int chunks_r = 0;          // chunks % (warps x ksplit): warps 0 .. chunks_r - 1 take one chunk more
+  // Act-order weights (the kPermuted kernels: tiled layout, activations staged once): the
+  // weight's index buffer (int32 {k', groups', 0, 0, perm[0..k'), ...},
+  // dequant/smxx_tiled_layout.hpp), 16-byte aligned, and where the block's table of the packed
+  // columns' places goes (k int32). Last, so that the other kernels' parameters keep their
+  // offsets.
+  const int32_t* act_index = nullptr;
+  int inv_offset = 0;
 };
 
 // Item i of P items split over D parts as q = P / D, r = P % D: part d takes

@@ -209,11 +209,18 @@ bool mixed_first_w8_m5_to_8(const GemmDesc& desc, const GpuSpec& gpu) {
 // the block's activations once in shared memory (choose_gemv_launch: x_mode kGemvXOnce);
 // staged per item instead, the mixed GEMM streams faster (rule below). Widths the mixed GEMMs
 // do not take (1, 2, 3, 5, 6 bits) stay on the GEMV.
+// Act-order weights (session 67, docs/kernels/gemv.md "Act-order"): the GEMV holds a k-entry table
+// of the packed columns' places per block, so long k at larger m needs a cluster of 4 where plain
+// weights take 2, and there the mixed GEMM is faster: H200, Suite 1's down (4096 x 14336), W4
+// g128 f16 act-order, m = 8: GEMV (k4) 30.69 us against sm80_mixed_gemm 20.65; at m = 4 the GEMV
+// (k2) 18.59 against 20.87.
 bool gemv_first_long_k(const GemmDesc& desc, const GpuSpec& gpu) {
   const int bits = desc.w.int_format.bits;
   if (bits != 4 && bits != 8) return true;
   if (!smxx_gemv_can_implement(desc, gpu).ok()) return false;
-  return smxx_gemv_launch_for(desc, gpu).x_mode == gemv::kGemvXOnce;
+  const gemv::GemvLaunch l = smxx_gemv_launch_for(desc, gpu);
+  if (desc.w.int_format.act_order && l.ksplit >= 4) return false;
+  return l.x_mode == gemv::kGemvXOnce;
 }
 
 std::string strip_prefix(const std::string& message) {

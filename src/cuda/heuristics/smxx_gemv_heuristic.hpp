@@ -30,6 +30,7 @@ struct GemvKernelRow {
   int layout = kLayoutGemv;  // GemvLayout: which packed layout the kernel reads
   int stage_x = 0;           // tiled: activations through shared memory (m > kTiledDirectMaxM)
   int cluster = 0;           // tiled, staged: launched as clusters splitting k (sm_90; GemvLaunch::ksplit > 1)
+  int act_order = 0;         // tiled, staged, grouped: act-order weights (the staging places x[:, perm])
 };
 
 // Tiled layout: the largest m whose kernels read the activations straight from global memory
@@ -47,8 +48,8 @@ constexpr bool gemv_stages_x(int layout, int m) { return layout == kLayoutTiled 
 // 4- and 8-bit weights (the scope, and the only widths whose codes are whole
 // nibbles / bytes of the int8 mma operand); then 4- and 8-bit f16 / bf16 kernels reading
 // the tiled layout, each with the activations read directly (m <= kTiledDirectMaxM) or staged.
-// 112 kernels (the last 16 the staged ones as clusters); smxx_gemv_w<bits>.cu instantiate
-// exactly these rows.
+// 112 kernels (the last 16 the staged ones as clusters), then 24 for act-order weights;
+// smxx_gemv_w<bits>.cu and smxx_gemv_w<bits>_act.cu instantiate exactly these rows.
 inline constexpr GemvKernelRow kGemvKernels[] = {
     // 1-bit: binary weights (extreme-compression research models).
     {1, kActF16, 8, "w1 g32 f16"},   {1, kActF16, 4, "w1 g64 f16"},
@@ -131,15 +132,46 @@ inline constexpr GemvKernelRow kGemvKernels[] = {
     {8, kActBf16, 4, "tiled w8 g64 bf16, staged x, cluster", kLayoutTiled, 1, 1},
     {8, kActBf16, 2, "tiled w8 g128 bf16, staged x, cluster", kLayoutTiled, 1, 1},
     {8, kActBf16, 1, "tiled w8 per-channel bf16, staged x, cluster", kLayoutTiled, 1, 1},
+    // Act-order weights (GPTQ desc_act; a group size is required, so no per-channel rows): the
+    // staged kernels with the activations placed by the weight's permutation (smxx_gemv.cuh,
+    // kPermuted), without and with the cluster split. Separate instantiations so that the plain
+    // kernels' code is what it was (a run-time flag in every staged kernel cost the plain Suite-1
+    // sum ~0.6 us at m = 1, session 67), compiled in their own translation units
+    // (smxx_gemv_w<bits>_act.cu).
+    {4, kActF16, 8, "tiled w4 g32 f16, act-order", kLayoutTiled, 1, 0, 1},
+    {4, kActF16, 4, "tiled w4 g64 f16, act-order", kLayoutTiled, 1, 0, 1},
+    {4, kActF16, 2, "tiled w4 g128 f16, act-order (GPTQ desc_act)", kLayoutTiled, 1, 0, 1},
+    {4, kActBf16, 8, "tiled w4 g32 bf16, act-order", kLayoutTiled, 1, 0, 1},
+    {4, kActBf16, 4, "tiled w4 g64 bf16, act-order", kLayoutTiled, 1, 0, 1},
+    {4, kActBf16, 2, "tiled w4 g128 bf16, act-order", kLayoutTiled, 1, 0, 1},
+    {8, kActF16, 8, "tiled w8 g32 f16, act-order", kLayoutTiled, 1, 0, 1},
+    {8, kActF16, 4, "tiled w8 g64 f16, act-order", kLayoutTiled, 1, 0, 1},
+    {8, kActF16, 2, "tiled w8 g128 f16, act-order", kLayoutTiled, 1, 0, 1},
+    {8, kActBf16, 8, "tiled w8 g32 bf16, act-order", kLayoutTiled, 1, 0, 1},
+    {8, kActBf16, 4, "tiled w8 g64 bf16, act-order", kLayoutTiled, 1, 0, 1},
+    {8, kActBf16, 2, "tiled w8 g128 bf16, act-order", kLayoutTiled, 1, 0, 1},
+    {4, kActF16, 8, "tiled w4 g32 f16, act-order, cluster", kLayoutTiled, 1, 1, 1},
+    {4, kActF16, 4, "tiled w4 g64 f16, act-order, cluster", kLayoutTiled, 1, 1, 1},
+    {4, kActF16, 2, "tiled w4 g128 f16, act-order, cluster", kLayoutTiled, 1, 1, 1},
+    {4, kActBf16, 8, "tiled w4 g32 bf16, act-order, cluster", kLayoutTiled, 1, 1, 1},
+    {4, kActBf16, 4, "tiled w4 g64 bf16, act-order, cluster", kLayoutTiled, 1, 1, 1},
+    {4, kActBf16, 2, "tiled w4 g128 bf16, act-order, cluster", kLayoutTiled, 1, 1, 1},
+    {8, kActF16, 8, "tiled w8 g32 f16, act-order, cluster", kLayoutTiled, 1, 1, 1},
+    {8, kActF16, 4, "tiled w8 g64 f16, act-order, cluster", kLayoutTiled, 1, 1, 1},
+    {8, kActF16, 2, "tiled w8 g128 f16, act-order, cluster", kLayoutTiled, 1, 1, 1},
+    {8, kActBf16, 8, "tiled w8 g32 bf16, act-order, cluster", kLayoutTiled, 1, 1, 1},
+    {8, kActBf16, 4, "tiled w8 g64 bf16, act-order, cluster", kLayoutTiled, 1, 1, 1},
+    {8, kActBf16, 2, "tiled w8 g128 bf16, act-order, cluster", kLayoutTiled, 1, 1, 1},
 };
 inline constexpr int kGemvKernelCount = static_cast<int>(sizeof(kGemvKernels) / sizeof(kGemvKernels[0]));
 
-// Index of the row for (bits, act, slots, layout, stage_x, cluster), or -1.
+// Index of the row for (bits, act, slots, layout, stage_x, cluster, act_order), or -1.
 constexpr int find_gemv_kernel(int bits, int act, int slots, int layout = kLayoutGemv, int stage_x = 0,
-                               int cluster = 0) {
+                               int cluster = 0, int act_order = 0) {
   for (int i = 0; i < kGemvKernelCount; ++i)
     if (kGemvKernels[i].bits == bits && kGemvKernels[i].act == act && kGemvKernels[i].slots == slots &&
-        kGemvKernels[i].layout == layout && kGemvKernels[i].stage_x == stage_x && kGemvKernels[i].cluster == cluster)
+        kGemvKernels[i].layout == layout && kGemvKernels[i].stage_x == stage_x && kGemvKernels[i].cluster == cluster &&
+        kGemvKernels[i].act_order == act_order)
       return i;
   return -1;
 }
@@ -155,6 +187,7 @@ struct GemvShape {
   int64_t n = 0;
   int64_t k = 0;
   bool clusters = false;  // the GPU and the build launch thread-block clusters (sm_90)
+  bool act_order = false; // tiled, act-order: the block also holds the inverse permutation (k int32)
 };
 
 // How a tiled-layout kernel reads the activations (B operand): straight from global memory
@@ -180,6 +213,7 @@ struct GemvLaunch {
   int phase_tiles = 1;         // tiles whose partial sums meet at one block barrier
   int xbuf_offset = 0;         // bytes: tiled layout, per-warp activation buffers
   int xbuf_stride = 0;         // bytes of one warp's activation buffer
+  int inv_offset = 0;          // bytes: act-order, the block's inverse permutation (x_mode kGemvXOnce only)
   int x_mode = 0;              // GemvXMode: how the tiled kernels read the activations
   int ksplit = 1;              // blocks of a cluster splitting k (1: no cluster)
   bool tile_interleave = true; // block (cluster) b of G owns tiles b, b + G, ... (else a contiguous range)

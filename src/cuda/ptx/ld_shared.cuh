@@ -21,4 +21,10 @@ LOWBIT_DEVICE uint32_t ld_shared_u16(uint32_t addr) {
   return v;
 }
 
+LOWBIT_DEVICE uint4 ld_shared_v4(uint32_t addr) {
+  uint4 v;
+  asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr) : "memory");
+  return v;
+}
+
 }  // namespace lowbit::ptx

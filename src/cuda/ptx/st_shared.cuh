@@ -13,4 +13,8 @@ LOWBIT_DEVICE void st_shared_v4(uint32_t addr, uint4 v) {
                : "memory");
 }
 
+LOWBIT_DEVICE void st_shared_u16(uint32_t addr, uint32_t v) {
+  asm volatile("st.shared.b16 [%0], %1;" ::"r"(addr), "h"(static_cast<uint16_t>(v)) : "memory");
+}
+
 }  // namespace lowbit::ptx
