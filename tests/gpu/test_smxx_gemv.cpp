@@ -485,6 +485,14 @@ TEST(smxx_gemv, tiled_layout_act_order_selection) {
     ASSERT_TRUE(g.can_implement().ok()) << g.can_implement().message();
     EXPECT_EQ(g.kernel_name().rfind(pk.want, 0), 0u) << "m=" << pk.m << " " << pk.n << "x" << pk.k << ": " << g.kernel_name();
   }
+  // One block of 16 warps per SM for act-order weights, where plain weights take two of 8 (Suite
+  // 1's o and gate_up at m = 1; choose_gemv_launch, measured in session 67).
+  for (int64_t n : {4096, 28672}) {
+    ActCase c;
+    c.m = 1, c.n = n, c.k = 4096;
+    const std::unique_ptr<detail::GemmImpl> impl = cuda::smxx_gemv_make(act_desc(c), cuda::gpu_spec(0));
+    EXPECT_NE(impl->name().find("_w16d"), std::string::npos) << n << "x4096: " << impl->name();
+  }
 }
 
 // int8 activations, 4- and 8-bit weights, symmetric and integer zeros, every group.

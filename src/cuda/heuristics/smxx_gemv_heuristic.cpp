@@ -59,7 +59,12 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   const int64_t tiles = ceil_div(s.n, kTileRows);
   const bool few_tiles = tiles <= static_cast<int64_t>(kGemvFewTilesPerSm) * std::max(1, gpu.sm_count);
   const bool staged = gemv_stages_x(s.layout, s.m);
-  const bool one_block = staged || few_tiles;
+  // Act-order weights: one block of 16 warps per SM at every m as well. Each block reads the whole
+  // permutation of its warps' chunks and writes a table of k entries after the wait ("Act-order"
+  // in docs/kernels/gemv.md), so two blocks per SM do that work twice. Session 67, H200, W4 g128
+  // f16 act-order, default (two blocks of 8 warps on o and gate_up) against 16 x 1, us: m = 1 o
+  // 6.06 / 5.55, gate_up 18.61 / 18.22; m = 2 gate_up 20.09 / 19.28 (qkv, down: 16 x 1 already).
+  const bool one_block = staged || few_tiles || s.act_order;
   int warps = static_cast<int>(std::min<int64_t>(one_block ? 16 : 8, chunks));
   int bps = one_block ? 1 : 2, force_table = -1, ksplit = 1;
   l.depth = ring_depth(s.bits);
@@ -158,7 +163,7 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   // f16 5.33 / 5.46, w8 g128 6.26 / 6.55), not in the gemv layout (w2 4.44 / 4.80, w5 5.77 /
   // 6.26, int8 activations 4.91 / 5.17), not for more tiles (w8 g128 qkv, 384 tiles: 7.37 /
   // 7.57) or longer k (down, 56 chunks: 16.47 / 17.21).
-  if (s.layout == kLayoutTiled && s.m == 1 && chunks > 8 && chunks <= 16 &&
+  if (s.layout == kLayoutTiled && s.m == 1 && !s.act_order && chunks > 8 && chunks <= 16 &&
       tiles <= 2 * static_cast<int64_t>(std::max(1, gpu.sm_count))) {
     warps = 8;
     bps = 2;
