@@ -436,7 +436,7 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
     }
   };
   [[maybe_unused]] auto perm_store = [&](int j0) {
-    int* dsttab = reinterpret_cast<int*>(smem + p.inv_offset);
+    int* dsttab = reinterpret_cast<int*>(smem + p.place_offset);
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
       const int col = (vw + (j0 + q) * KST) * kChunkK + 8 * lane;
@@ -460,7 +460,7 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
     ptx::cp_async_commit();
   }
   if constexpr (kPermuted && kCluster) {  // entries of the other blocks' chunks stay -1
-    int4* dsttab4 = reinterpret_cast<int4*>(smem + p.inv_offset);
+    int4* dsttab4 = reinterpret_cast<int4*>(smem + p.place_offset);
 #pragma unroll 1
     for (int q = static_cast<int>(threadIdx.x); q < p.k / 4; q += static_cast<int>(blockDim.x))
       dsttab4[q] = make_int4(-1, -1, -1, -1);
@@ -696,7 +696,7 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
   // rather than stored out of bounds). Packed columns past k (a partial last
   // chunk) are zeroed by their owners. Then one block barrier: warps read each other's stores.
   [[maybe_unused]] auto act_scatter = [&]() {
-    const int* dsttab = reinterpret_cast<const int*>(smem + p.inv_offset);
+    const int* dsttab = reinterpret_cast<const int*>(smem + p.place_offset);
     const uint32_t xbuf0 = ptx::cvta_shared(smem + p.xbuf_offset);
     const int units_per_row = p.k / 8, units = units_per_row * M, nthr = static_cast<int>(blockDim.x);
     const uint32_t xlimit = static_cast<uint32_t>(KS * p.xbuf_stride);  // the block's activation buffers

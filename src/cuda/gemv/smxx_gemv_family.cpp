@@ -191,7 +191,7 @@ class SmxxGemvImpl final : public detail::GemmImpl {
     p.x_once = launch_.x_mode == gemv::kGemvXOnce ? 1 : 0;
     p.xbuf_offset = launch_.xbuf_offset;
     p.act_index = f.act_order ? static_cast<const int32_t*>(args.w.index) : nullptr;
-    p.inv_offset = launch_.inv_offset;
+    p.place_offset = launch_.place_offset;
     p.ksplit = launch_.ksplit;
     p.tile_interleave = launch_.tile_interleave ? 1 : 0;
     p.scale_prefetch = launch_.scale_prefetch ? 1 : 0;

@@ -103,7 +103,7 @@ struct GemvParams {
   // columns' places goes (k int32). Last, so that the other kernels' parameters keep their
   // offsets.
   const int32_t* act_index = nullptr;
-  int inv_offset = 0;
+  int place_offset = 0;
 };
 
 // Item i of P items split over D parts as q = P / D, r = P % D: part d takes

@@ -21,15 +21,16 @@ std::size_t block_smem_of(const cuda::GpuSpec& gpu, int bps) {
 
 // Shared memory of `warps` warps holding their activations once (each warp's share of the
 // chunks, s_max of them, m rows): rings, correction tables of `corr_stride` bytes per warp,
-// two tiles of partial sums, the staged activations (act-order: and the inverse permutation).
-std::size_t inv_perm_bytes(const GemvShape& s) {
+// two tiles of partial sums, the staged activations (act-order: and the table of the packed
+// columns' places, smxx_gemv.cuh).
+std::size_t place_table_bytes(const GemvShape& s) {
   return s.act_order ? static_cast<std::size_t>((s.k * 4 + 15) / 16 * 16) : 0;
 }
 std::size_t x_once_bytes(const GemvShape& s, int64_t s_max, int warps, std::size_t ring_per_warp,
                          std::size_t corr_stride) {
   const std::size_t w = static_cast<std::size_t>(warps);
   const std::size_t once = w * static_cast<std::size_t>(s_max) * s.m * kSliceBytes;
-  return w * ring_per_warp + w * corr_stride + 2 * w * s.m * kTileRows * sizeof(float) + once + inv_perm_bytes(s);
+  return w * ring_per_warp + w * corr_stride + 2 * w * s.m * kTileRows * sizeof(float) + once + place_table_bytes(s);
 }
 
 }  // namespace
@@ -246,7 +247,7 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   // the rest (in the block's share of the SM), at every m: the items then read B with ldmatrix alone
   // (docs/kernels/gemv.md v7). Else direct loads (m <= kTiledDirectMaxM) or per-item staging.
   // LOWBIT_GEMV_XONCE=0 turns it off (measurements).
-  std::size_t perm_bytes = 0;  // act-order: the inverse permutation (with x_mode kGemvXOnce)
+  std::size_t table_bytes = 0;  // act-order: the table of places (with x_mode kGemvXOnce)
   l.x_mode = staged ? kGemvXPerItem : kGemvXDirect;
   l.xbuf_stride = s.m * kSliceBytes;
   if (s.layout == kLayoutTiled) {
@@ -256,7 +257,7 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
       l.x_mode = kGemvXOnce;
       l.xbuf_stride = static_cast<int>(s_max * s.m * kSliceBytes);
       x_bytes = static_cast<std::size_t>(warps) * s_max * s.m * kSliceBytes;
-      perm_bytes = inv_perm_bytes(s);
+      table_bytes = place_table_bytes(s);
     }
   }
   // Tiles per phase: the block meets at one barrier per phase instead of one per tile, so its
@@ -268,7 +269,7 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
     const int v = std::atoi(env);
     if (v >= 1 && v <= 64) phase = v;
   }
-  const std::size_t fixed = ring_bytes + static_cast<std::size_t>(warps) * l.corr_stride + x_bytes + perm_bytes;
+  const std::size_t fixed = ring_bytes + static_cast<std::size_t>(warps) * l.corr_stride + x_bytes + table_bytes;
   while (phase > 1 && fixed + 2 * phase * tile_part_bytes > block_smem) --phase;
   l.phase_tiles = phase;
   part_bytes = 2 * static_cast<std::size_t>(phase) * tile_part_bytes;
@@ -276,11 +277,11 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   l.part_offset = static_cast<int>(ring_bytes + static_cast<std::size_t>(warps) * l.corr_stride);
   l.xbuf_offset = static_cast<int>(static_cast<std::size_t>(l.part_offset) + part_bytes);
   l.smem_bytes = static_cast<std::size_t>(l.xbuf_offset) + x_bytes;
-  // Act-order: the block's inverse permutation after the activation buffers (only with the
+  // Act-order: the block's table of places after the activation buffers (only with the
   // activations staged once: the kernel places them there; else the family refuses).
-  if (perm_bytes > 0) {
-    l.inv_offset = static_cast<int>(l.smem_bytes);
-    l.smem_bytes += perm_bytes;
+  if (table_bytes > 0) {
+    l.place_offset = static_cast<int>(l.smem_bytes);
+    l.smem_bytes += table_bytes;
   }
   return l;
 }

@@ -187,7 +187,7 @@ struct GemvShape {
   int64_t n = 0;
   int64_t k = 0;
   bool clusters = false;  // the GPU and the build launch thread-block clusters (sm_90)
-  bool act_order = false; // tiled, act-order: the block also holds the inverse permutation (k int32)
+  bool act_order = false; // tiled, act-order: the block also holds a table of the packed columns' places (k int32)
 };
 
 // How a tiled-layout kernel reads the activations (B operand): straight from global memory
@@ -213,7 +213,7 @@ struct GemvLaunch {
   int phase_tiles = 1;         // tiles whose partial sums meet at one block barrier
   int xbuf_offset = 0;         // bytes: tiled layout, per-warp activation buffers
   int xbuf_stride = 0;         // bytes of one warp's activation buffer
-  int inv_offset = 0;          // bytes: act-order, the block's inverse permutation (x_mode kGemvXOnce only)
+  int place_offset = 0;        // bytes: act-order, the block's table of the packed columns' places (x_mode kGemvXOnce only)
   int x_mode = 0;              // GemvXMode: how the tiled kernels read the activations
   int ksplit = 1;              // blocks of a cluster splitting k (1: no cluster)
   bool tile_interleave = true; // block (cluster) b of G owns tiles b, b + G, ... (else a contiguous range)
