@@ -466,6 +466,33 @@ TEST(smxx_gemv, tiled_layout_act_order_launches) {
   EXPECT_NE(st.message().find("act-order"), std::string::npos) << st.message();
 }
 
+// A corrupt act-order index (a perm value repeated, so one entry of the kernel's table of places is
+// never written): the results are unspecified, but the call must not fault (its shared-memory
+// stores stay aligned and in bounds). Not under racecheck: the repeated value is two writes of one
+// table entry.
+TEST(smxx_gemv, corrupt_act_order_index_does_not_fault) {
+  LOWBIT_REQUIRE_GPU();
+  ActCase c;
+  c.m = 2, c.n = 64, c.k = 1024;
+  std::mt19937 rng(g_seed++);
+  const GemmDesc d = act_desc(c);
+  const std::unique_ptr<detail::GemmImpl> impl = cuda::smxx_gemv_make(d, cuda::gpu_spec(0));
+  const IntWeight w = mixed::random_weight(d.w.int_format, c.n, c.k, rng, true);
+  PackedWeight pw = impl->pack(w);
+  int32_t* idx = reinterpret_cast<int32_t*>(pw.index.data());
+  ASSERT_EQ(idx[0], c.k);
+  idx[4 + 1] = idx[4 + 0];
+  DeviceBuffer data(pw.data), scales(pw.scales), index(pw.index);
+  DeviceBuffer x(encode(random_normal(rng, c.m * c.k), c.t)), y(static_cast<size_t>(c.m * c.n) * 2);
+  GemmArgs a;
+  a.a = x.get();
+  a.w = WeightView{data.get(), scales.get(), nullptr, index.get()};
+  a.out = y.get();
+  StreamHolder stream;
+  ASSERT_TRUE(impl->run(a, nullptr, stream.get()).ok());
+  EXPECT_EQ(cudaStreamSynchronize(stream.get()), cudaSuccess);
+}
+
 // The public API: act-order weights at decode m go to this family (Suite 1's qkv and down at
 // m = 1), except where its launch would need a cluster of 4 (down at m = 8 on sm_90: measured
 // slower than sm80_mixed_gemm, select.cpp gemv_first_long_k); m = 16 stays with the mixed GEMMs.

@@ -725,10 +725,15 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
           const int d[8] = {d0.x, d0.y, d0.z, d0.w, d1.x, d1.y, d1.z, d1.w};
           const uint32_t h[4] = {v[q].x, v[q].y, v[q].z, v[q].w};
 #pragma unroll
-          for (int e = 0; e < 8; ++e)
-            if (static_cast<uint32_t>(d[e]) < xlimit)  // -1: another block's; only a corrupt index leaves others
-              ptx::st_shared_u16(xbuf0 + ((static_cast<uint32_t>(d[e]) + r * kSliceBytes) ^ static_cast<uint32_t>((r & 7) << 4)),
-                                 (e & 1) ? h[e >> 1] >> 16 : h[e >> 1] & 0xFFFFu);
+          for (int e = 0; e < 8; ++e) {
+            // -1: another block's column. A valid entry is even and its rows stay inside the
+            // buffers; the rounding and the second test only matter for a corrupt index (an
+            // entry no perm value wrote), whose results are then wrong but whose stores stay
+            // aligned and in bounds.
+            const uint32_t at = (static_cast<uint32_t>(d[e]) & ~1u) + r * kSliceBytes;
+            if (static_cast<uint32_t>(d[e]) < xlimit && at < xlimit)
+              ptx::st_shared_u16(xbuf0 + (at ^ static_cast<uint32_t>((r & 7) << 4)), (e & 1) ? h[e >> 1] >> 16 : h[e >> 1] & 0xFFFFu);
+          }
         }
       }
     };
