@@ -440,6 +440,12 @@ TEST(smxx_gemv, tiled_layout_act_order) {
       ActCase c;
       c.m = m, c.n = 512, c.k = k;
       c.zero = m == 2 ? ZeroPoint::kInteger : ZeroPoint::kSymmetric;
+      // Below Hopper's shared memory per block (A100: 163 KB), k = 14336 with the table of places
+      // does not fit one block of 16 warps at m <= 2 and the family refuses it (a mixed GEMM
+      // takes it; the fewer-warp launches are searched for m > 2 only).
+      if (k == 14336 && cuda::gpu_spec(0).smem_per_block_optin < 200 * 1024 &&
+          !cuda::smxx_gemv_can_implement(act_desc(c), cuda::gpu_spec(0)).ok())
+        continue;
       std::string name;
       check_act_case(c, &name);
     }
@@ -502,9 +508,12 @@ TEST(smxx_gemv, tiled_layout_act_order_selection) {
     int64_t m, n, k;
     const char* want;
   };
-  std::vector<Pick> picks = {{1, 6144, 4096, "smxx_gemv"}, {1, 4096, 14336, "smxx_gemv"},
-                             {8, 4096, 14336, "sm80_mixed_gemm"}, {16, 6144, 4096, "sm80_mixed_gemm"}};
-  if (cuda::gpu_spec(0).cc >= 90) picks.push_back({4, 4096, 14336, "smxx_gemv"});  // a cluster of 2
+  std::vector<Pick> picks = {{1, 6144, 4096, "smxx_gemv"}, {8, 4096, 14336, "sm80_mixed_gemm"},
+                             {16, 6144, 4096, "sm80_mixed_gemm"}};
+  if (cuda::gpu_spec(0).cc >= 90) {  // Hopper's shared memory: k = 14336 with the table fits one block
+    picks.push_back({1, 4096, 14336, "smxx_gemv"});
+    picks.push_back({4, 4096, 14336, "smxx_gemv"});  // a cluster of 2
+  }
   for (const Pick& pk : picks) {
     ActCase c;
     c.m = pk.m, c.n = pk.n, c.k = pk.k;
