@@ -72,6 +72,8 @@ std::vector<Variant> make_table() {
        "the same for bf16 models"},
       {"w4g128act_f16", {kS1}, R::kGemmLibrary, act(kF16), w_int(4, kSym, 128, kF16, true), kF16,
        "GPTQ act-order (desc_act) W4 g128: a shuffled uniform g_idx, the activations gathered per call"},
+      {"w8g128act_f16", {kS1}, R::kGemmLibrary, act(kF16), w_int(8, kSym, 128, kF16, true), kF16,
+       "GPTQ act-order W8 g128: the 8-bit form of the same"},
       // --- decode GEMV widths (smxx_gemv, m <= 8; run Suite 1 with --m 1,2,4,8) -------------
       {"w1g128_f16", {kS1}, R::kGemmLibrary, act(kF16), w_int(1, kSym, 128, kF16), kF16,
        "1-bit g128 symmetric: the GEMV's narrowest width (floor 7.2 us at M=1)"},

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <tuple>
@@ -440,9 +441,9 @@ TEST(smxx_gemv, tiled_layout_act_order) {
       ActCase c;
       c.m = m, c.n = 512, c.k = k;
       c.zero = m == 2 ? ZeroPoint::kInteger : ZeroPoint::kSymmetric;
-      // Below Hopper's shared memory per block (A100: 163 KB), k = 14336 with the table of places
-      // does not fit one block of 16 warps at m <= 2 and the family refuses it (a mixed GEMM
-      // takes it; the fewer-warp launches are searched for m > 2 only).
+      // Below Hopper's shared memory per block (A100: 163 KB), k = 14336 with the activations'
+      // copy may not fit one block of 16 warps: the launch then takes fewer warps, and where
+      // none fits the family refuses it (a mixed GEMM takes it).
       if (k == 14336 && cuda::gpu_spec(0).smem_per_block_optin < 200 * 1024 &&
           !cuda::smxx_gemv_can_implement(act_desc(c), cuda::gpu_spec(0)).ok())
         continue;
@@ -456,13 +457,40 @@ TEST(smxx_gemv, tiled_layout_act_order) {
 TEST(smxx_gemv, tiled_layout_act_order_launches) {
   LOWBIT_REQUIRE_GPU();
   if (cuda::gpu_spec(0).cc >= 90) {
-    ScopedEnv env("LOWBIT_GEMV_KSPLIT", "2");
-    for (bool uniform : {true, false}) {
+    {
+      // Each block gathers its chunks' values from its copy of the rows (m <= 2, and m = 3 here
+      // by default), or scatters them through the table of places, whose entries of the other
+      // block's chunks stay -1 (forced with LOWBIT_GEMV_ACT_GATHER=0).
+      ScopedEnv env("LOWBIT_GEMV_KSPLIT", "2");
+      for (bool forced_scatter : {false, true})
+        for (int64_t m : {1, 2, 3})
+          for (bool uniform : {true, false}) {
+            std::optional<ScopedEnv> scatter;
+            if (forced_scatter) scatter.emplace("LOWBIT_GEMV_ACT_GATHER", "0");
+            ActCase c;
+            c.m = m, c.n = 96, c.k = 2048, c.uniform = uniform;
+            std::string name;
+            check_act_case(c, &name);
+            EXPECT_NE(name.find("_k2"), std::string::npos) << name;
+          }
+    }
+    // Long k at m = 2, unforced: one block of 16 warps cannot hold the activations and their
+    // copy (2 x 56 KB each at k = 28672), so the launch splits k over a cluster.
+    ActCase c;
+    c.m = 2, c.n = 64, c.k = 28672;
+    std::string name;
+    check_act_case(c, &name);
+    EXPECT_NE(name.find("_k"), std::string::npos) << name;
+  }
+  {
+    // More than four chunks per warp (four warps over 24 chunks): the gather reloads the perm
+    // values of the warp's chunks four at a time, the scatter writes the table in turns of four.
+    ScopedEnv w("LOWBIT_GEMV_LAUNCH", "4,1");
+    for (const char* gather : {"1", "0"}) {
+      ScopedEnv g("LOWBIT_GEMV_ACT_GATHER", gather);
       ActCase c;
-      c.m = 3, c.n = 96, c.k = 2048, c.uniform = uniform;
-      std::string name;
-      check_act_case(c, &name);
-      EXPECT_NE(name.find("_k2"), std::string::npos) << name;
+      c.m = 5, c.n = 64, c.k = 6144, c.zero = ZeroPoint::kInteger;
+      check_act_case(c);
     }
   }
   ScopedEnv env("LOWBIT_GEMV_XONCE", "0");
@@ -472,36 +500,43 @@ TEST(smxx_gemv, tiled_layout_act_order_launches) {
   EXPECT_NE(st.message().find("act-order"), std::string::npos) << st.message();
 }
 
-// A corrupt act-order index (a perm value repeated, so one entry of the kernel's table of places is
-// never written): the results are unspecified, but the call must not fault (its shared-memory
-// stores stay aligned and in bounds). Not under racecheck: the repeated value is two writes of one
-// table entry.
+// A corrupt act-order index (a perm value out of range, or repeated: one entry of the kernel's
+// table of places is then never written, or the gather reads a value twice or not at all): the results are unspecified, but the call must not fault (its shared-memory
+// accesses stay aligned and in bounds). Not under racecheck: a repeated value is two writes of
+// one table entry.
 TEST(smxx_gemv, corrupt_act_order_index_does_not_fault) {
   LOWBIT_REQUIRE_GPU();
-  ActCase c;
-  c.m = 2, c.n = 64, c.k = 1024;
-  std::mt19937 rng(g_seed++);
-  const GemmDesc d = act_desc(c);
-  const std::unique_ptr<detail::GemmImpl> impl = cuda::smxx_gemv_make(d, cuda::gpu_spec(0));
-  const IntWeight w = mixed::random_weight(d.w.int_format, c.n, c.k, rng, true);
-  PackedWeight pw = impl->pack(w);
-  int32_t* idx = reinterpret_cast<int32_t*>(pw.index.data());
-  ASSERT_EQ(idx[0], c.k);
-  idx[4 + 1] = idx[4 + 0];
-  DeviceBuffer data(pw.data), scales(pw.scales), index(pw.index);
-  DeviceBuffer x(encode(random_normal(rng, c.m * c.k), c.t)), y(static_cast<size_t>(c.m * c.n) * 2);
-  GemmArgs a;
-  a.a = x.get();
-  a.w = WeightView{data.get(), scales.get(), nullptr, index.get()};
-  a.out = y.get();
-  StreamHolder stream;
-  ASSERT_TRUE(impl->run(a, nullptr, stream.get()).ok());
-  EXPECT_EQ(cudaStreamSynchronize(stream.get()), cudaSuccess);
+  for (const char* gather : {"1", "0"}) {  // the gather from the rows' copy, the table's scatter
+    for (int32_t bad : {-1, 0}) {  // a value out of range, a value repeated
+      ScopedEnv mode("LOWBIT_GEMV_ACT_GATHER", gather);
+      const int64_t m = 3;
+      ActCase c;
+      c.m = m, c.n = 64, c.k = 1024;
+      std::mt19937 rng(g_seed++);
+      const GemmDesc d = act_desc(c);
+      const std::unique_ptr<detail::GemmImpl> impl = cuda::smxx_gemv_make(d, cuda::gpu_spec(0));
+      const IntWeight w = mixed::random_weight(d.w.int_format, c.n, c.k, rng, true);
+      PackedWeight pw = impl->pack(w);
+      int32_t* idx = reinterpret_cast<int32_t*>(pw.index.data());
+      ASSERT_EQ(idx[0], c.k);
+      idx[4 + 1] = bad < 0 ? static_cast<int32_t>(c.k) + 12345 : idx[4 + 0];
+      DeviceBuffer data(pw.data), scales(pw.scales), index(pw.index);
+      DeviceBuffer x(encode(random_normal(rng, c.m * c.k), c.t)), y(static_cast<size_t>(c.m * c.n) * 2);
+      GemmArgs a;
+      a.a = x.get();
+      a.w = WeightView{data.get(), scales.get(), nullptr, index.get()};
+      a.out = y.get();
+      StreamHolder stream;
+      ASSERT_TRUE(impl->run(a, nullptr, stream.get()).ok()) << "m " << m;
+      EXPECT_EQ(cudaStreamSynchronize(stream.get()), cudaSuccess) << "m " << m;
+    }
+  }
 }
 
 // The public API: act-order weights at decode m go to this family (Suite 1's qkv and down at
-// m = 1), except where its launch would need a cluster of 4 (down at m = 8 on sm_90: measured
-// slower than sm80_mixed_gemm, select.cpp gemv_first_long_k); m = 16 stays with the mixed GEMMs.
+// m = 1), except where its launch would need a cluster of 4, or a cluster of fewer than 12 warps,
+// at m > 5 or on n >= 7168 (long k on sm_90: measured slower than sm80_mixed_gemm, select.cpp
+// gemv_first_long_k); m = 16 stays with the mixed GEMMs.
 TEST(smxx_gemv, tiled_layout_act_order_selection) {
   LOWBIT_REQUIRE_GPU();
   struct Pick {
@@ -513,6 +548,10 @@ TEST(smxx_gemv, tiled_layout_act_order_selection) {
   if (cuda::gpu_spec(0).cc >= 90) {  // Hopper's shared memory: k = 14336 with the table fits one block
     picks.push_back({1, 4096, 14336, "smxx_gemv"});
     picks.push_back({4, 4096, 14336, "smxx_gemv"});  // a cluster of 2
+    picks.push_back({2, 4096, 14336, "smxx_gemv"});
+    picks.push_back({1, 8192, 28672, "smxx_gemv"});        // one block: the rows' copy fits
+    picks.push_back({2, 8192, 28672, "sm80_mixed_gemm"});  // a cluster on n >= 7168 (select.cpp)
+    picks.push_back({6, 4096, 14336, "sm80_mixed_gemm"});  // a cluster at m > 5
   }
   for (const Pick& pk : picks) {
     ActCase c;
@@ -528,6 +567,25 @@ TEST(smxx_gemv, tiled_layout_act_order_selection) {
     c.m = 1, c.n = n, c.k = 4096;
     const std::unique_ptr<detail::GemmImpl> impl = cuda::smxx_gemv_make(act_desc(c), cuda::gpu_spec(0));
     EXPECT_NE(impl->name().find("_w16d"), std::string::npos) << n << "x4096: " << impl->name();
+  }
+  // The lanes' gather from a copy of the rows at m <= 2; above it where that copy leaves the
+  // launch as the table's would be (choose_gemv_launch), else the table's scatter. With Hopper's
+  // shared memory the copy fits up to m = 6 on 28672 x 4096, not at m = 8 (fewer tiles per phase).
+  for (int64_t m = 1; m <= 8; ++m) {
+    ActCase c;
+    c.m = m, c.n = 28672, c.k = 4096;
+    const gemv::GemvLaunch l = cuda::smxx_gemv_launch_for(act_desc(c), cuda::gpu_spec(0));
+    if (l.x_mode != gemv::kGemvXOnce) continue;  // refused (smaller shared memory)
+    if (m <= 2 || (m <= 6 && cuda::gpu_spec(0).cc >= 90)) EXPECT_EQ(l.act_gather, 1) << "m " << m;
+    if (m == 8 && cuda::gpu_spec(0).cc >= 90) EXPECT_EQ(l.act_gather, 0) << "m " << m;
+    if (m > 2 && l.act_gather) {
+      ScopedEnv scatter("LOWBIT_GEMV_ACT_GATHER", "0");
+      const gemv::GemvLaunch t = cuda::smxx_gemv_launch_for(act_desc(c), cuda::gpu_spec(0));
+      EXPECT_EQ(t.act_gather, 0);
+      EXPECT_EQ(std::make_tuple(l.warps, l.blocks_per_sm, l.ksplit, l.phase_tiles, l.x_mode),
+                std::make_tuple(t.warps, t.blocks_per_sm, t.ksplit, t.phase_tiles, t.x_mode))
+          << "m " << m;
+    }
   }
 }
 

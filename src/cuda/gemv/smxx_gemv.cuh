@@ -408,12 +408,13 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
   //    wait to the first item), and with none before it the weight stream starts too late.
   constexpr int kPre = kDepth / 2;
   // Act-order weights (kPermuted; the activations staged once, the family's condition): packed
-  // column j is original column perm[j], so the staging (1b, act_scatter) stores x[:, perm[j]]
-  // where packed column j belongs and nothing else changes (with k' = k the packed weight is an
-  // ordinary grouped weight). The block writes a table over the original columns: dst[c] = the
-  // byte offset of c's packed place in the owning warp's activation buffer for row 0 (row r adds
-  // 512 r, then the swizzle XORs bits 4..6 with r & 7); with a cluster, -1 where another block
-  // owns it. Each warp fills the entries of its own chunks (lane L: the eight columns of its
+  // column j is original column perm[j], so the staging (1b: act_gather or act_scatter) stores
+  // x[:, perm[j]] where packed column j belongs and nothing else changes (with k' = k the packed
+  // weight is an ordinary grouped weight). act_gather (p.act_gather) reads the values by perm
+  // from the block's copy of the rows. For act_scatter the block writes a table over the
+  // original columns: dst[c] = the byte offset of c's packed place in the owning warp's
+  // activation buffer for row 0 (row r adds 512 r, then the swizzle XORs bits 4..6 with r & 7);
+  // with a cluster, -1 where another block owns it. Each warp fills the entries of its own chunks (lane L: the eight columns of its
   // 16-byte unit, unit L of the chunk), so no division is needed. The perm values (registers,
   // four chunks at a time) and k' are loaded here, before the wait (the index is a constant of
   // the weight, like the codes); the table is written after it, behind the first activation
@@ -459,12 +460,14 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
     if (d < L) issue(d);
     ptx::cp_async_commit();
   }
-  if constexpr (kPermuted && kCluster) {  // entries of the other blocks' chunks stay -1
-    int4* dsttab4 = reinterpret_cast<int4*>(smem + p.place_offset);
+  if constexpr (kPermuted && kCluster) {  // the table's entries of the other blocks' chunks stay -1
+    if (!p.act_gather) {
+      int4* dsttab4 = reinterpret_cast<int4*>(smem + p.place_offset);
 #pragma unroll 1
-    for (int q = static_cast<int>(threadIdx.x); q < p.k / 4; q += static_cast<int>(blockDim.x))
-      dsttab4[q] = make_int4(-1, -1, -1, -1);
-    __syncthreads();
+      for (int q = static_cast<int>(threadIdx.x); q < p.k / 4; q += static_cast<int>(blockDim.x))
+        dsttab4[q] = make_int4(-1, -1, -1, -1);
+      __syncthreads();
+    }
   }
   ptx::griddep_launch_dependents();
   ptx::griddep_wait();
@@ -767,6 +770,63 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
     }
     __syncthreads();
   };
+  // Act-order with p.act_gather (m <= kActGatherMaxM, and above where the launch allows it;
+  // choose_gemv_launch): the block copies the activation rows as they are into the region at
+  // place_offset (16-byte loads and stores, every thread in turn, batches of 4), one block
+  // barrier, then each lane gathers the 8 values of each of its units, x[r, perm[col + e]], from
+  // there (2-byte shared loads; a perm value outside [0, k), which only a corrupt index holds,
+  // reads as 0) and stores the unit where the plain staging puts it, in its own warp's buffer:
+  // no table, no second block barrier. Against the scatter above: no table (k random 4-byte
+  // stores), and the values move by m k random 2-byte loads instead of m k random 2-byte stores.
+  // Session 68, H200: 3-20% faster per layer at m = 1..6 (docs/kernels/gemv.md, "Act-order").
+  // Not kept: the same in rounds of R < m rows where the copy of every row does not fit beside
+  // the launch's other buffers (session 68 call 3: faster for W4 at m = 7 / 8, slower for W8 at
+  // m = 4..7, and with two paths beside the scatter the kernels spilled).
+  [[maybe_unused]] auto act_gather = [&]() {
+    const unsigned char* xg = static_cast<const unsigned char*>(p.x);
+    const uint32_t xrow0 = ptx::cvta_shared(smem + p.place_offset);
+    const uint16_t* xs = reinterpret_cast<const uint16_t*>(smem + p.place_offset);
+    const int units = (p.k / 8) * M, nthr = static_cast<int>(blockDim.x);
+    uint4 v[4];
+    auto copy_batch = [&](int u0, bool first) {
+#pragma unroll
+      for (int q = 0; q < 4; ++q)
+        if (u0 + q * nthr < units) v[q] = ptx::ld_nc_v4(reinterpret_cast<const uint4*>(xg + 16 * static_cast<int64_t>(u0 + q * nthr)));
+      if (first) issue_rest();
+#pragma unroll
+      for (int q = 0; q < 4; ++q)
+        if (u0 + q * nthr < units) ptx::st_shared_v4(xrow0 + 16u * static_cast<uint32_t>(u0 + q * nthr), v[q]);
+    };
+    const int first = static_cast<int>(threadIdx.x);
+    copy_batch(first, true);
+#pragma unroll 1
+    for (int u0 = first + 4 * nthr; u0 < units; u0 += 4 * nthr) copy_batch(u0, false);
+    __syncthreads();
+    const uint32_t kk = static_cast<uint32_t>(p.k);
+#pragma unroll 1
+    for (int j0 = 0; j0 < S; j0 += 4) {
+      if (j0 > 0) perm_load(j0);
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int j = j0 + q;
+        if (j >= S) break;
+        const int col = (vw + j * KST) * kChunkK + 8 * lane;
+        const uint32_t c[8] = {pv[q][0].x, pv[q][0].y, pv[q][0].z, pv[q][0].w,
+                               pv[q][1].x, pv[q][1].y, pv[q][1].z, pv[q][1].w};
+#pragma unroll
+        for (int r = 0; r < 8; ++r) {
+          if (r >= M) break;
+          uint32_t h[8];
+#pragma unroll
+          for (int e = 0; e < 8; ++e) h[e] = col < p.k && c[e] < kk ? xs[r * p.k + static_cast<int>(c[e])] : 0u;
+          const uint4 u = make_uint4(h[0] | (h[1] << 16), h[2] | (h[3] << 16), h[4] | (h[5] << 16), h[6] | (h[7] << 16));
+          ptx::st_shared_v4(xbuf_s + static_cast<uint32_t>(j) * x_chunk_bytes + r * kSliceBytes + 16 * (lane ^ (r & 7)), u);
+          if (sum_table) unit_sums(u, j, r);
+        }
+      }
+    }
+    __syncwarp();
+  };
   // 1b. p.x_once: the warp's S chunks of activations into its buffer, read by every item.
   //     The (chunk, row) units (16 bytes per lane: columns 8 lane .. 8 lane + 7 of the chunk,
   //     zeros past k; swizzled as stage_x does) go in batches of 8 loads before their stores,
@@ -774,9 +834,14 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
   //     per chunk (Suite 1's down at m = 1: 4 chunks per warp, one batch); the rest of the
   //     ring is requested right after the first batch's loads.
   if constexpr (kPermuted) {
-    // Act-order: placed by the block (act_scatter), then read back for the group sums.
-    act_scatter();
-    if (sum_table) {
+    // Act-order: gathered by each lane (m <= 2, with the group sums), or placed by the block
+    // (act_scatter) and read back for the group sums.
+    if (p.act_gather) {
+      act_gather();
+    } else {
+      act_scatter();
+    }
+    if (sum_table && !p.act_gather) {
 #pragma unroll 1
       for (int j = 0; j < S; ++j)
         for (int r = 0; r < M; ++r)

@@ -192,6 +192,7 @@ class SmxxGemvImpl final : public detail::GemmImpl {
     p.xbuf_offset = launch_.xbuf_offset;
     p.act_index = f.act_order ? static_cast<const int32_t*>(args.w.index) : nullptr;
     p.place_offset = launch_.place_offset;
+    p.act_gather = launch_.act_gather;
     p.ksplit = launch_.ksplit;
     p.tile_interleave = launch_.tile_interleave ? 1 : 0;
     p.scale_prefetch = launch_.scale_prefetch ? 1 : 0;

@@ -39,6 +39,12 @@ constexpr int ring_slot_bytes(int bits, int slots, bool zeros) {
 constexpr int ring_depth(int bits) { return bits == 1 ? 8 : 2; }
 // Bytes of one correction-table entry (chunk, group, t): float4 cg and float4 cx.
 inline constexpr int kCorrEntryBytes = 32;
+// Act-order weights (kPermuted kernels): up to this m the block always copies the activation
+// rows as they are into shared memory and each lane gathers its units' values from there by perm
+// (the region at place_offset holds m k 2-byte values; GemvParams::act_gather); above it only
+// where that copy leaves the launch as it is, else the block scatters them through a table of the
+// packed columns' places (k int32). choose_gemv_launch(); docs/kernels/gemv.md, "Act-order".
+inline constexpr int kActGatherMaxM = 2;
 
 // Activation kinds of the kernel instantiations (template argument kAct).
 enum GemvAct : int {
@@ -99,11 +105,12 @@ struct GemvParams {
   int chunks_r = 0;          // chunks % (warps x ksplit): warps 0 .. chunks_r - 1 take one chunk more
   // Act-order weights (the kPermuted kernels: tiled layout, activations staged once): the
   // weight's index buffer (int32 {k', groups', 0, 0, perm[0..k'), ...},
-  // dequant/smxx_tiled_layout.hpp), 16-byte aligned, and where the block's table of the packed
-  // columns' places goes (k int32). Last, so that the other kernels' parameters keep their
-  // offsets.
+  // dequant/smxx_tiled_layout.hpp), 16-byte aligned, and where the block's copy of the
+  // activation rows (act_gather: m k values) or its table of the packed columns' places
+  // (k int32) goes. Last, so that the other kernels' parameters keep their offsets.
   const int32_t* act_index = nullptr;
   int place_offset = 0;
+  int act_gather = 0;  // act-order: 1 = the lanes gather from the block's copy of the rows, 0 = the table's scatter
 };
 
 // Item i of P items split over D parts as q = P / D, r = P % D: part d takes

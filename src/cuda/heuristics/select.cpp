@@ -213,13 +213,24 @@ bool mixed_first_w8_m5_to_8(const GemmDesc& desc, const GpuSpec& gpu) {
 // of the packed columns' places per block, so long k at larger m needs a cluster of 4 where plain
 // weights take 2, and there the mixed GEMM is faster: H200, Suite 1's down (4096 x 14336), W4
 // g128 f16 act-order, m = 8: GEMV (k4) 30.69 us against sm80_mixed_gemm 20.65; at m = 4 the GEMV
-// (k2) 18.59 against 20.87.
+// (k2) 18.59 against 20.87. Session 68 (the lanes' gather at m <= 2, and the launch's cluster /
+// fewer-warps search at m <= 2 too, so act-order layers of very long k are no longer refused
+// there): H200, the same binary, two rounds, GEMV / sm80_mixed_gemm pinned, us: W4 g128 f16
+// act-order 8192 x 28672 m = 1 (one block) 35.25 / 37.8, m = 2 (k2, 8 warps) 43.37 / 40.2; W8
+// g128 f16 act-order 8192 x 28672 m = 1 (k2, 14 warps) 61.0 / 59.8, 4096 x 14336 m = 1 / 2 16.2 /
+// 19.7 and 19.0 (k2) / 20.05, 5120 x 13824 m = 1 / 2 19.2 / 27.3 and 23.6 (k2) / 27.5; Suite 1's
+// down, clusters of 2: W4 m = 3 / 4 / 5 (14 warps) 14.30 / 18.55 / 20.43 against 18.78 / 20.89 /
+// 23.11, but m = 6 (14 warps) 23.84 against 20.36 (sm80 there on 16-token tiles) and m = 7 (8
+// warps) 29.76 against 20.58; W8 m = 2 (14 warps) 18.95 against 20.09, m = 3 / 4 / 5 (10 / 10 / 8
+// warps) 22.78 / 24.63 / 28.70 against 21.70 / 23.61 / 25.66. So an act-order cluster stays on the
+// GEMV only with 12 warps or more, at m <= 5 and n < 7168.
 bool gemv_first_long_k(const GemmDesc& desc, const GpuSpec& gpu) {
   const int bits = desc.w.int_format.bits;
   if (bits != 4 && bits != 8) return true;
   if (!smxx_gemv_can_implement(desc, gpu).ok()) return false;
   const gemv::GemvLaunch l = smxx_gemv_launch_for(desc, gpu);
-  if (desc.w.int_format.act_order && l.ksplit >= 4) return false;
+  if (desc.w.int_format.act_order && l.ksplit > 1 && (l.ksplit >= 4 || l.warps < 12 || desc.m > 5 || desc.n >= 7168))
+    return false;
   return l.x_mode == gemv::kGemvXOnce;
 }
 

@@ -23,19 +23,22 @@ std::size_t block_smem_of(const cuda::GpuSpec& gpu, int bps) {
 // chunks, s_max of them, m rows): rings, correction tables of `corr_stride` bytes per warp,
 // two tiles of partial sums, the staged activations (act-order: and the table of the packed
 // columns' places, smxx_gemv.cuh).
-std::size_t place_table_bytes(const GemvShape& s) {
-  return s.act_order ? static_cast<std::size_t>((s.k * 4 + 15) / 16 * 16) : 0;
+// Act-order: the region at place_offset holds the rows as they are (m k 2-byte values) for the
+// lanes' gather, or the table of places (k int32) for the block's scatter (smxx_gemv.cuh).
+std::size_t place_table_bytes(const GemvShape& s, bool gather) {
+  if (!s.act_order) return 0;
+  const int64_t bytes = gather ? 2 * static_cast<int64_t>(s.m) * s.k : 4 * s.k;
+  return static_cast<std::size_t>((bytes + 15) / 16 * 16);
 }
 std::size_t x_once_bytes(const GemvShape& s, int64_t s_max, int warps, std::size_t ring_per_warp,
-                         std::size_t corr_stride) {
+                         std::size_t corr_stride, bool gather) {
   const std::size_t w = static_cast<std::size_t>(warps);
   const std::size_t once = w * static_cast<std::size_t>(s_max) * s.m * kSliceBytes;
-  return w * ring_per_warp + w * corr_stride + 2 * w * s.m * kTileRows * sizeof(float) + once + place_table_bytes(s);
+  return w * ring_per_warp + w * corr_stride + 2 * w * s.m * kTileRows * sizeof(float) + once + place_table_bytes(s, gather);
 }
 
-}  // namespace
-
-GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
+// The launch for `s`, act-order weights planned with the gather's copy of the rows or the table.
+GemvLaunch plan_launch(const GemvShape& s, const cuda::GpuSpec& gpu, bool gather) {
   GemvLaunch l;
   const int64_t chunks = ceil_div(s.k, kChunkK);
 
@@ -104,10 +107,14 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
     const int64_t s_max = ceil_div(chunks, static_cast<int64_t>(w) * ks);
     const std::size_t table = static_cast<std::size_t>(s_max) * s.slots * 4 * kCorrEntryBytes;
     const std::size_t tile_part = static_cast<std::size_t>(w) * s.m * kTileRows * sizeof(float);
-    return x_once_bytes(s, s_max, w, ring_per_warp, table) + 2 * (phases - 1) * tile_part;
+    return x_once_bytes(s, s_max, w, ring_per_warp, table, gather) + 2 * (phases - 1) * tile_part;
   };
   auto once_fits = [&](int w, int ks) { return once_bytes(w, ks, 1) <= block_smem_of(gpu, 1); };
-  if (staged && one_block && std::getenv("LOWBIT_GEMV_XONCE") == nullptr) {
+  // Act-order weights stage their activations once at every m (the family's condition), so the
+  // search runs for them at m <= 2 as well: where one block of 16 warps cannot hold the
+  // activations and their copy (e.g. k = 28672 at m = 2 on the H200; Suite 1's down at m = 2
+  // with A100-class shared memory), a cluster or fewer warps instead of a mixed GEMM.
+  if ((staged || s.act_order) && one_block && std::getenv("LOWBIT_GEMV_XONCE") == nullptr) {
     // Items per tile of the busiest block of a cluster of ks blocks of w warps (the kernel's
     // split: the cluster's warp vw takes chunks vw, vw + w ks, ...).
     auto busiest_block = [&](int w, int ks) {
@@ -253,11 +260,11 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   if (s.layout == kLayoutTiled) {
     const char* env = std::getenv("LOWBIT_GEMV_XONCE");
     if ((env == nullptr || std::atoi(env) != 0) &&
-        x_once_bytes(s, s_max, warps, static_cast<std::size_t>(l.depth) * l.slot_bytes, l.corr_stride) <= block_smem) {
+        x_once_bytes(s, s_max, warps, static_cast<std::size_t>(l.depth) * l.slot_bytes, l.corr_stride, gather) <= block_smem) {
       l.x_mode = kGemvXOnce;
       l.xbuf_stride = static_cast<int>(s_max * s.m * kSliceBytes);
       x_bytes = static_cast<std::size_t>(warps) * s_max * s.m * kSliceBytes;
-      table_bytes = place_table_bytes(s);
+      table_bytes = place_table_bytes(s, gather);
     }
   }
   // Tiles per phase: the block meets at one barrier per phase instead of one per tile, so its
@@ -282,8 +289,33 @@ GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   if (table_bytes > 0) {
     l.place_offset = static_cast<int>(l.smem_bytes);
     l.smem_bytes += table_bytes;
+    l.act_gather = gather ? 1 : 0;
   }
   return l;
+}
+
+}  // namespace
+
+// Act-order weights: the lanes' gather from the block's copy of the rows, or the block's scatter
+// through the table of places (smxx_gemv.cuh). The copy needs 2 m k bytes of shared memory, the
+// table 4 k. Session 68 (docs/kernels/gemv.md, "Act-order"), H200, W4 g128 f16 act-order, the
+// same binary, two rounds, the copy / the scatter (LOWBIT_GEMV_ACT_GATHER=1 / 0), us: m = 1 qkv
+// / o / gate_up / down 6.18 / 5.35 / 17.33 / 10.81 against 6.36 / 5.50 / 18.15 / 12.95; m = 2 6.48
+// / 5.61 / 17.90 / 13.17 against 6.98 / 6.07 / 19.07 / 16.35; m = 4 7.15 / 6.24 / 18.60 against 8.35
+// / 7.35 / 20.45 with the same launch, but down 19.76 against 18.60 where the copy left room for 8
+// warps instead of 14 (clusters of 2); m = 8 qkv / o 10.18 / 8.76 against 11.44 / 10.37, gate_up
+// 24.59 against 24.04 where the copy cut the tiles per phase from 4 to 1. So the gather at m <= 2
+// (its copy is no larger than the table there), and above wherever its launch is the table's in
+// every other respect (warps, blocks, cluster, staging, tiles per phase).
+// LOWBIT_GEMV_ACT_GATHER=0 / 1 forces one (measurements; the gather only where it fits).
+GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
+  if (!s.act_order) return plan_launch(s, gpu, false);
+  if (const char* env = std::getenv("LOWBIT_GEMV_ACT_GATHER")) return plan_launch(s, gpu, std::atoi(env) != 0);
+  if (s.m <= kActGatherMaxM) return plan_launch(s, gpu, true);
+  const GemvLaunch t = plan_launch(s, gpu, false), g = plan_launch(s, gpu, true);
+  const bool same = g.x_mode == t.x_mode && g.warps == t.warps && g.blocks_per_sm == t.blocks_per_sm &&
+                    g.ksplit == t.ksplit && g.phase_tiles == t.phase_tiles && g.corr_table == t.corr_table;
+  return same ? g : t;
 }
 
 namespace {
