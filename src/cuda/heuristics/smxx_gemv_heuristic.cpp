@@ -21,8 +21,7 @@ std::size_t block_smem_of(const cuda::GpuSpec& gpu, int bps) {
 
 // Shared memory of `warps` warps holding their activations once (each warp's share of the
 // chunks, s_max of them, m rows): rings, correction tables of `corr_stride` bytes per warp,
-// two tiles of partial sums, the staged activations (act-order: and the table of the packed
-// columns' places, smxx_gemv.cuh).
+// two tiles of partial sums, the staged activations (act-order: and the region below).
 // Act-order: the region at place_offset holds the rows as they are (m k 2-byte values) for the
 // lanes' gather, or the table of places (k int32) for the block's scatter (smxx_gemv.cuh).
 std::size_t place_table_bytes(const GemvShape& s, bool gather) {
@@ -307,7 +306,8 @@ GemvLaunch plan_launch(const GemvShape& s, const cuda::GpuSpec& gpu, bool gather
 // 24.59 against 24.04 where the copy cut the tiles per phase from 4 to 1. So the gather at m <= 2
 // (its copy is no larger than the table there), and above wherever its launch is the table's in
 // every other respect (warps, blocks, cluster, staging, tiles per phase).
-// LOWBIT_GEMV_ACT_GATHER=0 / 1 forces one (measurements; the gather only where it fits).
+// LOWBIT_GEMV_ACT_GATHER=0 / 1 forces one (measurements; where the forced one leaves no launch that
+// stages the activations once, the family refuses act-order).
 GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   if (!s.act_order) return plan_launch(s, gpu, false);
   if (const char* env = std::getenv("LOWBIT_GEMV_ACT_GATHER")) return plan_launch(s, gpu, std::atoi(env) != 0);

@@ -214,7 +214,7 @@ struct GemvLaunch {
   int xbuf_offset = 0;         // bytes: tiled layout, per-warp activation buffers
   int xbuf_stride = 0;         // bytes of one warp's activation buffer
   int place_offset = 0;        // bytes: act-order, the block's copy of the rows or table of places (x_mode kGemvXOnce only)
-  int act_gather = 0;          // act-order: the lanes gather from the block's copy of the rows (m <= kActGatherMaxM)
+  int act_gather = 0;          // act-order: the lanes gather from the block's copy of the rows (else the table's scatter)
   int x_mode = 0;              // GemvXMode: how the tiled kernels read the activations
   int ksplit = 1;              // blocks of a cluster splitting k (1: no cluster)
   bool tile_interleave = true; // block (cluster) b of G owns tiles b, b + G, ... (else a contiguous range)
