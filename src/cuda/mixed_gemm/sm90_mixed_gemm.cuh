@@ -150,11 +150,15 @@ __device__ __forceinline__ int k_blocks_of(const Sm90MixedParams& p) {
   return p.act_index == nullptr ? p.k_blocks : (__ldg(p.act_index) + kKB - 1) / kKB;
 }
 
-// Tensor map i of (x, x_last, w, s, z): the parameter, or with act-order weights its copy in
-// global memory with the extents of k' (sm90_mixed_gemm_act_order_maps()), acquired by the
-// calling thread, which then issues every TMA copy with it.
+// Tensor map i of (x, x_last, w, s, z): the parameter, or for act-order weights whose packed
+// column count k' (index[0]) differs from k its copy in global memory with the extents of k'
+// (sm90_mixed_gemm_act_order_maps(): the host encoded the maps with k), acquired by the calling
+// thread, which then issues every TMA copy with it. With k' = k (every group group_size columns
+// long: what GPTQ writes) the parameters describe the same extents (session 68: the copies read
+// always cost ~2 us per call at m = 64, docs/kernels/mixed_gemm.md v26). Act-order GEMMs run
+// without PDL (the family), so the copies are complete when the kernel starts.
 __device__ __forceinline__ const CUtensorMap* map_of(const Sm90MixedParams& p, int i, const CUtensorMap* param_map) {
-  if (p.act_maps == nullptr) return param_map;
+  if (p.act_maps == nullptr || __ldg(p.act_index) == p.k) return param_map;
   ptx::fence_tensormap_acquire(p.act_maps + i);
   return p.act_maps + i;
 }

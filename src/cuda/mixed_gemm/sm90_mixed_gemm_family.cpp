@@ -127,17 +127,9 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
     const Sm90MixedConfig& c = kSm90MixedConfigs[plan_.config];
     unsigned char* const ws = static_cast<unsigned char*>(workspace);
     // Act-order: the activations' columns in the packed order (k' of them, k' read from the index
-    // on the device), which the maps below describe with k as a placeholder until
-    // sm90_mixed_gemm_act_order_maps() re-extents their copies.
-    const void* a = args.a;
-    if (f.act_order) {
-      a = ws + act_maps_bytes_;
-      if (Status s = sm80_mixed_gemm_permute_activations(d_.a.dtype, args.a, static_cast<int>(d_.m), static_cast<int>(d_.k),
-                                                         static_cast<const int32_t*>(args.w.index), ws + act_maps_bytes_,
-                                                         reinterpret_cast<Stream>(st));
-          !s.ok())
-        return s;
-    }
+    // on the device; gathered below, after the maps kernel), which the maps below describe with k
+    // as a placeholder until sm90_mixed_gemm_act_order_maps() re-extents their copies.
+    const void* a = f.act_order ? static_cast<const void*>(ws + act_maps_bytes_) : args.a;
     // x: (m, k) 16-bit, boxes of block_tokens rows x 64 columns (128 bytes: the swizzle span);
     // a stage of 128 columns takes two. The last token tile from a second map whose boxes hold
     // its rows rounded up to 8 where at least 3/8 of the tile lies past m (the TMA's zero fill of
@@ -208,19 +200,29 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
     p.part_col0 = p.sk_tile0 * kSm90MixedBlockCh;
     p.part_ld = p.n - p.part_col0;
     const int grid = sk ? plan_.sk_grid : static_cast<int>(std::min<int64_t>(units, sm_count_));
-    bool pdl = pdl_;
+    // Act-order: the GEMM without PDL. Session 68 (call 4 of bench/results/2026-11-29-h200-session68/,
+    // H200, the same binary, two rounds, W4 g128 f16 act-order Suite 1, PDL / not, us): m = 64
+    // 116.1 / 114.1 (every layer 0.3-0.6 us slower with it, both rounds), m = 256 233.6 / 233.6,
+    // m = 1024 761.6 / 764.5, m = 4096 3150 / 3200 (within the rounds' spread: gate_up at m = 1024
+    // 368 and 403 with it).
+    const bool pdl = pdl_ && !f.act_order;
     if (f.act_order) {
-      // The kernel's producers read the maps (and request weight tiles) before
-      // griddepcontrol.wait, so the GEMM must not start before the maps kernel ends: no PDL.
+      // The maps' copies with k' (read by the GEMM only where k' != k: map_of() in the kernel;
+      // with k' = k, what GPTQ writes, it uses its parameter maps as for plain weights), then the
+      // gather, then the GEMM.
       const CUtensorMap tmpl[kSm90MixedActOrderMaps] = {map_x, map_x_last, map_w, map_s, map_z};
       CUtensorMap* const maps = reinterpret_cast<CUtensorMap*>(ws);
       if (Status s = sm90_mixed_gemm_act_order_maps(tmpl, f.zero == ZeroPoint::kInteger ? 5 : 4,
                                                     static_cast<const int32_t*>(args.w.index), bits, maps, st);
           !s.ok())
         return s;
+      if (Status s = sm80_mixed_gemm_permute_activations(d_.a.dtype, args.a, static_cast<int>(d_.m), static_cast<int>(d_.k),
+                                                         static_cast<const int32_t*>(args.w.index), ws + act_maps_bytes_,
+                                                         reinterpret_cast<Stream>(st));
+          !s.ok())
+        return s;
       p.act_index = static_cast<const int32_t*>(args.w.index);
       p.act_maps = maps;
-      pdl = false;
     }
     if (Status s = kernels_->launch(plan_.config, map_x, map_x_last, map_w, map_s, map_z, p, grid, pdl, st); !s.ok()) return s;
     if (sk)
