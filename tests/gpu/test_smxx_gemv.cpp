@@ -498,13 +498,20 @@ TEST(smxx_gemv, tiled_layout_act_order_launches) {
   const Status st = cuda::smxx_gemv_can_implement(act_desc(c), cuda::gpu_spec(0));
   EXPECT_FALSE(st.ok());
   EXPECT_NE(st.message().find("act-order"), std::string::npos) << st.message();
-  // k > 65535: the index has no 16-bit permutation (pack.hpp), so the family refuses, naming
-  // the limit, and the public API takes a mixed GEMM.
+}
+
+// k > 65535: the index has no 16-bit permutation (pack.hpp), so the family refuses, naming the
+// limit, and the public API takes a mixed GEMM.
+TEST(smxx_gemv, tiled_layout_act_order_perm16) {
+  LOWBIT_REQUIRE_GPU();
   ActCase wide;
   wide.m = 1, wide.n = 64, wide.k = 65536 + 128;
   const Status sw = cuda::smxx_gemv_can_implement(act_desc(wide), cuda::gpu_spec(0));
   EXPECT_FALSE(sw.ok());
   EXPECT_NE(sw.message().find("65535"), std::string::npos) << sw.message();
+  Gemm g(act_desc(wide), Device::cuda(0));
+  ASSERT_TRUE(g.can_implement().ok()) << g.can_implement().message();
+  EXPECT_EQ(g.kernel_name().find("smxx_gemv"), std::string::npos) << g.kernel_name();
   // Original columns past 32767 in the 16-bit permutation (read unsigned): the longest k whose
   // staging fits this GPU's shared memory.
   bool ran = false;
