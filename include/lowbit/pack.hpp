@@ -36,16 +36,13 @@ Status tiled_layout_supports(const IntWeightFormat& f, int64_t n, int64_t k);
 // cut into runs of group_size columns, the last run padded with zero columns (perm = -1),
 // and k' (<= 2k + 64) grows; the GEMM gets k' from the index buffer.
 struct TiledActOrder {
-  int64_t k = 0;                 // the weight's columns
   int64_t k_packed = 0;          // k', a multiple of 64
   int64_t groups_packed = 0;     // k' / group_size
   bool uniform = true;           // every group had exactly group_size columns
   std::vector<int32_t> perm;     // (k') original column of packed column j, or -1 (padding)
   std::vector<int32_t> group_of; // (groups_packed) original group of packed group j
-  // PackedWeight::index of the tiled layout: int32 {k', groups', has_perm16, 0, perm[0..k'),
-  // group_of[0..groups')}, then, where k <= 65535 (has_perm16 = 1), perm again as 16-bit values
-  // (0xFFFF for -1), from int32 word (4 + k' + groups') rounded up to 4, k' values rounded up to
-  // 8. The decode GEMV (smxx_gemv) reads the 16-bit copy and refuses act-order where k > 65535.
+  // PackedWeight::index of the tiled layout: int32 {k', groups', 0, 0, perm[0..k'),
+  // group_of[0..groups')}.
   std::vector<int32_t> index_buffer() const;
 };
 TiledActOrder plan_tiled_act_order(const int32_t* g_idx, int64_t k, int group_size);

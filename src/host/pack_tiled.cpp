@@ -75,22 +75,11 @@ Status tiled_layout_supports(const IntWeightFormat& f, int64_t n, int64_t k) {
 }
 
 std::vector<int32_t> TiledActOrder::index_buffer() const {
-  const bool perm16 = k <= tiled::kActOrderPerm16MaxK;
-  const int64_t at16 = tiled::act_order_perm16_word(k_packed, groups_packed);
-  const size_t words = perm16 ? static_cast<size_t>(at16 + (k_packed + 7) / 8 * 4)
-                              : tiled::kActOrderHeader + perm.size() + group_of.size();
-  std::vector<int32_t> idx(words, 0);
+  std::vector<int32_t> idx(tiled::kActOrderHeader + perm.size() + group_of.size(), 0);
   idx[0] = static_cast<int32_t>(k_packed);
   idx[1] = static_cast<int32_t>(groups_packed);
-  idx[2] = perm16 ? 1 : 0;
   std::copy(perm.begin(), perm.end(), idx.begin() + tiled::kActOrderHeader);
   std::copy(group_of.begin(), group_of.end(), idx.begin() + tiled::kActOrderHeader + static_cast<long>(perm.size()));
-  if (perm16) {
-    // Little-endian 16-bit values, two per int32 word (value 2i in the low half).
-    std::vector<uint16_t> p16((words - static_cast<size_t>(at16)) * 2, 0xFFFF);
-    for (size_t j = 0; j < perm.size(); ++j) p16[j] = perm[j] < 0 ? uint16_t{0xFFFF} : static_cast<uint16_t>(perm[j]);
-    std::memcpy(idx.data() + at16, p16.data(), p16.size() * sizeof(uint16_t));
-  }
   return idx;
 }
 
@@ -108,7 +97,6 @@ TiledActOrder plan_tiled_act_order(const int32_t* g_idx, int64_t k, int group_si
     members[static_cast<size_t>(g)].push_back(static_cast<int32_t>(c));  // ascending: stable
   }
   TiledActOrder plan;
-  plan.k = k;
   plan.uniform = std::all_of(members.begin(), members.end(),
                              [&](const std::vector<int32_t>& m) { return static_cast<int64_t>(m.size()) == group_size; });
   for (int64_t g = 0; g < groups; ++g) {
@@ -220,25 +208,10 @@ IntWeight unpack_tiled(const PackedWeight& p) {
   if (f.act_order) {
     const size_t words = p.index.size() / sizeof(int32_t);
     const int32_t* hdr = reinterpret_cast<const int32_t*>(p.index.data());
-    const bool perm16 = k <= tiled::kActOrderPerm16MaxK;
-    bool ok = words >= static_cast<size_t>(tiled::kActOrderHeader) && hdr[0] > 0 && hdr[1] > 0 &&
-              hdr[2] == (perm16 ? 1 : 0) && hdr[3] == 0;
-    if (ok) {
-      const int64_t at16 = tiled::act_order_perm16_word(hdr[0], hdr[1]);
-      ok = words == (perm16 ? static_cast<size_t>(at16 + (int64_t{hdr[0]} + 7) / 8 * 4)
-                            : tiled::kActOrderHeader + static_cast<size_t>(hdr[0]) + static_cast<size_t>(hdr[1]));
-      if (ok && perm16) {  // the 16-bit copy must match perm (the GEMV reads it, the mixed GEMMs perm)
-        uint16_t v = 0;
-        for (int64_t j = 0; ok && j < hdr[0]; ++j) {
-          std::memcpy(&v, reinterpret_cast<const unsigned char*>(hdr + at16) + 2 * j, sizeof v);
-          const int32_t pj = hdr[tiled::kActOrderHeader + j];
-          ok = v == (pj < 0 ? 0xFFFF : pj);
-        }
-      }
-    }
-    if (!ok)
+    if (words < static_cast<size_t>(tiled::kActOrderHeader) ||
+        words != tiled::kActOrderHeader + static_cast<size_t>(hdr[0]) + static_cast<size_t>(hdr[1]))
       throw Error("lowbit: unpack_tiled: act-order index buffer of " + std::to_string(words) +
-                  " int32 does not match its header (or its 16-bit permutation does not match perm)");
+                  " int32 does not match its header");
     kp = hdr[0];
     gp = hdr[1];
     perm = hdr + tiled::kActOrderHeader;

@@ -500,33 +500,6 @@ TEST(smxx_gemv, tiled_layout_act_order_launches) {
   EXPECT_NE(st.message().find("act-order"), std::string::npos) << st.message();
 }
 
-// k > 65535: the index has no 16-bit permutation (pack.hpp), so the family refuses, naming the
-// limit, and the public API takes a mixed GEMM.
-TEST(smxx_gemv, tiled_layout_act_order_perm16) {
-  LOWBIT_REQUIRE_GPU();
-  ActCase wide;
-  wide.m = 1, wide.n = 64, wide.k = 65536 + 128;
-  const Status sw = cuda::smxx_gemv_can_implement(act_desc(wide), cuda::gpu_spec(0));
-  EXPECT_FALSE(sw.ok());
-  EXPECT_NE(sw.message().find("65535"), std::string::npos) << sw.message();
-  Gemm g(act_desc(wide), Device::cuda(0));
-  ASSERT_TRUE(g.can_implement().ok()) << g.can_implement().message();
-  EXPECT_EQ(g.kernel_name().find("smxx_gemv"), std::string::npos) << g.kernel_name();
-  // Original columns past 32767 in the 16-bit permutation (read unsigned): the longest k whose
-  // staging fits this GPU's shared memory.
-  bool ran = false;
-  for (int64_t k : {65536 - 128, 57344, 49152, 40960, 36864, 32768 + 1024}) {
-    ActCase c2;
-    c2.m = 1, c2.n = 64, c2.k = k;
-    if (!cuda::smxx_gemv_can_implement(act_desc(c2), cuda::gpu_spec(0)).ok()) continue;
-    SCOPED_TRACE("k " + std::to_string(k));
-    check_act_case(c2);
-    ran = true;
-    break;
-  }
-  if (cuda::gpu_spec(0).cc >= 90) EXPECT_TRUE(ran) << "no act-order GEMV with k > 32768 on this GPU";
-}
-
 // A corrupt act-order index (a perm value out of range, or repeated: one entry of the kernel's
 // table of places is then never written, or the gather reads a value twice or not at all): the results are unspecified, but the call must not fault (its shared-memory
 // accesses stay aligned and in bounds). Not under racecheck: a repeated value is two writes of
@@ -547,10 +520,6 @@ TEST(smxx_gemv, corrupt_act_order_index_does_not_fault) {
       int32_t* idx = reinterpret_cast<int32_t*>(pw.index.data());
       ASSERT_EQ(idx[0], c.k);
       idx[4 + 1] = bad < 0 ? static_cast<int32_t>(c.k) + 12345 : idx[4 + 0];
-      // The same in the 16-bit copy, which is what this family reads (pack.hpp).
-      ASSERT_EQ(idx[2], 1);
-      uint16_t* p16 = reinterpret_cast<uint16_t*>(idx + (4 + idx[0] + idx[1] + 3) / 4 * 4);
-      p16[1] = static_cast<uint16_t>(idx[4 + 1]);
       DeviceBuffer data(pw.data), scales(pw.scales), index(pw.index);
       DeviceBuffer x(encode(random_normal(rng, c.m * c.k), c.t)), y(static_cast<size_t>(c.m * c.n) * 2);
       GemmArgs a;

@@ -48,16 +48,6 @@ inline constexpr int kLanes = 32;         // chunks of 16 bytes per 512-byte chu
 inline constexpr int kLaneBytes = 16;     // one lane's share of a chunk
 inline constexpr int kChunkBytes = kLanes * kLaneBytes;  // 512
 inline constexpr int kActOrderHeader = 4;  // int32 words before perm[] in the index buffer
-// The act-order index buffer (TiledActOrder::index_buffer(), include/lowbit/pack.hpp): int32
-// {k', groups', has_perm16, 0, perm[0..k'), group_of[0..groups')}, then, where every original
-// column fits 16 bits (k <= kActOrderPerm16MaxK), a 16-bit copy of perm (0xFFFF for padding) at
-// int32 word act_order_perm16_word(k', groups') (16-byte aligned), k' values rounded up to 8.
-// The decode GEMV reads the 16-bit copy (half the bytes every block reads); it computes its
-// place from k and the group size, which are k' and groups' whenever k' = k.
-inline constexpr int kActOrderPerm16MaxK = 65535;
-LOWBIT_HD constexpr int64_t act_order_perm16_word(int64_t k_packed, int64_t groups_packed) {
-  return (kActOrderHeader + k_packed + groups_packed + 3) / 4 * 4;
-}
 
 LOWBIT_HD constexpr int chunk_k(int bits) { return bits == 4 ? 64 : 32; }
 

@@ -424,35 +424,16 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
   // (groups of other sizes, padded with zero columns) leaves the pipeline for act_order_direct()
   // after the wait.
   [[maybe_unused]] int act_kp = 0;
-  // Group 128 (kSlots 2, what GPTQ checkpoints mostly use) reads the index's 16-bit copy of
-  // perm (p.act_perm16, k <= 65535: one 16-byte load per unit instead of two, half the bytes
-  // every block reads before its arithmetic; 0xFFFF, padding, is >= k like -1); groups of 32 / 64
-  // keep the 32-bit perm, with which their kernels spill less (8-16 bytes of stack in 2 of 16
-  // against 7 with the 16-bit copy, ptxas, sm_90a). perm_value() widens value e of a unit.
-  constexpr bool kPerm16 = kSlots == 2;
-  [[maybe_unused]] uint4 pv[4][kPerm16 ? 1 : 2];
+  [[maybe_unused]] uint4 pv[4][2];
   [[maybe_unused]] const int32_t* perm = kPermuted ? p.act_index + tiled::kActOrderHeader : nullptr;
   [[maybe_unused]] auto perm_load = [&](int j0) {
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
       const int col = (vw + (j0 + q) * KST) * kChunkK + 8 * lane;
       if (j0 + q < S && col < p.k) {
-        if constexpr (kPerm16) {
-          pv[q][0] = ptx::ld_nc_v4(reinterpret_cast<const uint4*>(p.act_perm16 + col));
-        } else {
-          pv[q][0] = ptx::ld_nc_v4(reinterpret_cast<const uint4*>(perm + col));
-          pv[q][kPerm16 ? 0 : 1] = ptx::ld_nc_v4(reinterpret_cast<const uint4*>(perm + col + 4));
-        }
+        pv[q][0] = ptx::ld_nc_v4(reinterpret_cast<const uint4*>(perm + col));
+        pv[q][1] = ptx::ld_nc_v4(reinterpret_cast<const uint4*>(perm + col + 4));
       }
-    }
-  };
-  [[maybe_unused]] auto perm_value = [&](int q, int e) -> uint32_t {
-    if constexpr (kPerm16) {
-      const uint32_t w = e < 2 ? pv[q][0].x : e < 4 ? pv[q][0].y : e < 6 ? pv[q][0].z : pv[q][0].w;
-      return (e & 1) ? w >> 16 : w & 0xFFFFu;
-    } else {
-      const uint4& u = pv[q][e < 4 ? 0 : (kPerm16 ? 0 : 1)];
-      return (e & 3) == 0 ? u.x : (e & 3) == 1 ? u.y : (e & 3) == 2 ? u.z : u.w;
     }
   };
   [[maybe_unused]] auto perm_store = [&](int j0) {
@@ -461,13 +442,12 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
     for (int q = 0; q < 4; ++q) {
       const int col = (vw + (j0 + q) * KST) * kChunkK + 8 * lane;
       if (j0 + q < S && col < p.k) {
-        uint32_t c[8];
-#pragma unroll
-        for (int e = 0; e < 8; ++e) c[e] = perm_value(q, e);
+        const uint32_t c[8] = {pv[q][0].x, pv[q][0].y, pv[q][0].z, pv[q][0].w,
+                               pv[q][1].x, pv[q][1].y, pv[q][1].z, pv[q][1].w};
         const int base = warp * p.xbuf_stride + (j0 + q) * M * kSliceBytes + 16 * lane;
 #pragma unroll
         for (int e = 0; e < 8; ++e)
-          if (c[e] < static_cast<uint32_t>(p.k)) dsttab[c[e]] = base + 2 * e;  // padding (-1, 0xFFFF) or corrupt: dropped
+          if (c[e] < static_cast<uint32_t>(p.k)) dsttab[c[e]] = base + 2 * e;  // padding (-1) or corrupt: dropped
       }
     }
   };
@@ -831,9 +811,8 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
         const int j = j0 + q;
         if (j >= S) break;
         const int col = (vw + j * KST) * kChunkK + 8 * lane;
-        uint32_t c[8];
-#pragma unroll
-        for (int e = 0; e < 8; ++e) c[e] = perm_value(q, e);
+        const uint32_t c[8] = {pv[q][0].x, pv[q][0].y, pv[q][0].z, pv[q][0].w,
+                               pv[q][1].x, pv[q][1].y, pv[q][1].z, pv[q][1].w};
 #pragma unroll
         for (int r = 0; r < 8; ++r) {
           if (r >= M) break;

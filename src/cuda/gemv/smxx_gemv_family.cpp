@@ -18,7 +18,6 @@
 #include "cuda/gemv/smxx_gemv_bitserial.hpp"
 #include "cuda/gemv/smxx_gemv_bitserial_params.hpp"
 #include "cuda/gemv/smxx_gemv_kernels.hpp"
-#include "cuda/dequant/smxx_tiled_layout.hpp"
 #include "cuda/gemv/smxx_gemv_layout.hpp"
 #include "lowbit/pack.hpp"
 #include "lowbit/pack_gemv.hpp"
@@ -192,9 +191,6 @@ class SmxxGemvImpl final : public detail::GemmImpl {
     p.x_once = launch_.x_mode == gemv::kGemvXOnce ? 1 : 0;
     p.xbuf_offset = launch_.xbuf_offset;
     p.act_index = f.act_order ? static_cast<const int32_t*>(args.w.index) : nullptr;
-    if (f.act_order)  // where the 16-bit perm lies when k' = k (else the kernel leaves for its direct path)
-      p.act_perm16 = reinterpret_cast<const uint16_t*>(
-          p.act_index + tiled::act_order_perm16_word(desc_.k, desc_.k / f.group_size));
     p.place_offset = launch_.place_offset;
     p.act_gather = launch_.act_gather;
     p.ksplit = launch_.ksplit;
@@ -327,9 +323,6 @@ Status smxx_gemv_can_implement(const GemmDesc& d, const GpuSpec& gpu) {
   if (reads_tiled(d)) {
     // Act-order: the staging gathers x[:, perm] (smxx_gemv.cuh), so the launch must hold each
     // warp's activations (and its chunks' permutation) once per call.
-    if (f.act_order && d.k > tiled::kActOrderPerm16MaxK)
-      return fail("act-order weights need k <= " + std::to_string(tiled::kActOrderPerm16MaxK) +
-                  " (the staging reads the index's 16-bit permutation; a mixed GEMM takes them)");
     if (f.act_order && gemv::choose_gemv_launch(shape_of(d, gpu), gpu).x_mode != gemv::kGemvXOnce)
       return fail("act-order weights need the activations staged once per call, and m x k (with the "
                   "column permutation) does not fit this GPU's shared memory (a mixed GEMM takes them)");

@@ -104,16 +104,13 @@ struct GemvParams {
   int chunks_q = 0;          // chunks / (warps x ksplit)
   int chunks_r = 0;          // chunks % (warps x ksplit): warps 0 .. chunks_r - 1 take one chunk more
   // Act-order weights (the kPermuted kernels: tiled layout, activations staged once): the
-  // weight's index buffer (int32 {k', groups', 1, 0, perm[0..k'), group_of, perm16},
+  // weight's index buffer (int32 {k', groups', 0, 0, perm[0..k'), ...},
   // dequant/smxx_tiled_layout.hpp), 16-byte aligned, and where the block's copy of the
   // activation rows (act_gather: m k values) or its table of the packed columns' places
   // (k int32) goes. Last, so that the other kernels' parameters keep their offsets.
   const int32_t* act_index = nullptr;
   int place_offset = 0;
   int act_gather = 0;  // act-order: 1 = the lanes gather from the block's copy of the rows, 0 = the table's scatter
-  // Act-order: the index's 16-bit copy of perm, where it lies when k' = k
-  // (tiled::act_order_perm16_word(k, k / group)); the staging reads it before the wait.
-  const uint16_t* act_perm16 = nullptr;
 };
 
 // Item i of P items split over D parts as q = P / D, r = P % D: part d takes
