@@ -500,13 +500,65 @@ TEST(smxx_gemv, tiled_layout_act_order_launches) {
   EXPECT_NE(st.message().find("act-order"), std::string::npos) << st.message();
 }
 
+// The lanes' gather in rounds of kActGatherRoundRows rows (4-bit weights; the kernels of the
+// act_order = 2 rows, "_actr"), forced with LOWBIT_GEMV_ACT_GATHER=2: every group class, dtype,
+// zero-point mode, uniform and any g_idx, odd m (a last round of one row), a partial last chunk,
+// bias; more than four chunks per warp (the perm values reloaded each round); clusters (sm_90).
+TEST(smxx_gemv, tiled_layout_act_order_rounds) {
+  LOWBIT_REQUIRE_GPU();
+  ScopedEnv rounds("LOWBIT_GEMV_ACT_GATHER", "2");
+  int i = 0;
+  for (DType t : {DType::kF16, DType::kBF16})
+    for (int group : {32, 64, 128})
+      for (bool uniform : {true, false}) {
+        ActCase c;
+        c.t = t, c.bits = 4, c.group = group, c.uniform = uniform;
+        c.zero = i % 2 ? ZeroPoint::kInteger : ZeroPoint::kSymmetric;
+        c.m = 3 + (i * 3) % 6;
+        c.n = 16 * (3 + i % 5);
+        c.k = 1408;
+        c.bias = i % 3 == 0;
+        std::string name;
+        check_act_case(c, &name);
+        EXPECT_NE(name.find("_actr"), std::string::npos) << name;
+        ++i;
+      }
+  {
+    ScopedEnv w("LOWBIT_GEMV_LAUNCH", "4,1");  // four warps over 24 chunks: six per warp
+    for (int64_t m : {5, 8}) {
+      ActCase c;
+      c.m = m, c.n = 64, c.k = 6144, c.zero = ZeroPoint::kInteger;
+      std::string name;
+      check_act_case(c, &name);
+      EXPECT_NE(name.find("_actr"), std::string::npos) << name;
+    }
+  }
+  if (cuda::gpu_spec(0).cc >= 90) {
+    ScopedEnv split("LOWBIT_GEMV_KSPLIT", "2");
+    for (int64_t m : {3, 6, 8}) {
+      ActCase c;
+      c.m = m, c.n = 96, c.k = 2048, c.uniform = m != 6;
+      std::string name;
+      check_act_case(c, &name);
+      EXPECT_NE(name.find("_k2"), std::string::npos) << name;
+      EXPECT_NE(name.find("_actr"), std::string::npos) << name;
+    }
+  }
+  // Never for 8-bit weights (measured slower there), nor at m <= 2.
+  for (int bits : {8, 4}) {
+    ActCase c;
+    c.bits = bits, c.m = bits == 8 ? 5 : 2;
+    EXPECT_EQ(cuda::smxx_gemv_launch_for(act_desc(c), cuda::gpu_spec(0)).act_rounds, 0) << bits << " bits, m " << c.m;
+  }
+}
+
 // A corrupt act-order index (a perm value out of range, or repeated: one entry of the kernel's
 // table of places is then never written, or the gather reads a value twice or not at all): the results are unspecified, but the call must not fault (its shared-memory
 // accesses stay aligned and in bounds). Not under racecheck: a repeated value is two writes of
 // one table entry.
 TEST(smxx_gemv, corrupt_act_order_index_does_not_fault) {
   LOWBIT_REQUIRE_GPU();
-  for (const char* gather : {"1", "0"}) {  // the gather from the rows' copy, the table's scatter
+  for (const char* gather : {"1", "0", "2"}) {  // the gather from the rows' copy, the table's scatter, the rounds
     for (int32_t bad : {-1, 0}) {  // a value out of range, a value repeated
       ScopedEnv mode("LOWBIT_GEMV_ACT_GATHER", gather);
       const int64_t m = 3;
@@ -576,8 +628,13 @@ TEST(smxx_gemv, tiled_layout_act_order_selection) {
     c.m = m, c.n = 28672, c.k = 4096;
     const gemv::GemvLaunch l = cuda::smxx_gemv_launch_for(act_desc(c), cuda::gpu_spec(0));
     if (l.x_mode != gemv::kGemvXOnce) continue;  // refused (smaller shared memory)
-    if (m <= 2 || (m <= 6 && cuda::gpu_spec(0).cc >= 90)) EXPECT_EQ(l.act_gather, 1) << "m " << m;
-    if (m == 8 && cuda::gpu_spec(0).cc >= 90) EXPECT_EQ(l.act_gather, 0) << "m " << m;
+    if (m <= 2 || (m <= 6 && cuda::gpu_spec(0).cc >= 90)) {
+      EXPECT_EQ(l.act_gather, 1) << "m " << m;
+      EXPECT_EQ(l.act_rounds, 0) << "m " << m;
+    }
+    // m = 8: the copy of every row would cut the tiles per phase, so 4-bit weights gather in
+    // rounds through the table's region (the table's launch).
+    if (m == 8 && cuda::gpu_spec(0).cc >= 90) EXPECT_EQ(l.act_rounds, 1) << "m " << m;
     if (m > 2 && l.act_gather) {
       ScopedEnv scatter("LOWBIT_GEMV_ACT_GATHER", "0");
       const gemv::GemvLaunch t = cuda::smxx_gemv_launch_for(act_desc(c), cuda::gpu_spec(0));

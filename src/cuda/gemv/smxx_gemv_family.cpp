@@ -57,7 +57,8 @@ int kernel_row(const GemmDesc& d, const GpuSpec& gpu) {
   const gemv::GemvLaunch l = gemv::choose_gemv_launch(shape_of(d, gpu), gpu);
   const bool staged = layout == gemv::kLayoutTiled && l.x_mode != gemv::kGemvXDirect;
   return gemv::find_gemv_kernel(f.bits, act_kind(d.a.dtype), gemv::scale_slots(f.group_size), layout, staged ? 1 : 0,
-                                staged && l.ksplit > 1 ? 1 : 0, layout == gemv::kLayoutTiled && f.act_order ? 1 : 0);
+                                staged && l.ksplit > 1 ? 1 : 0,
+                                layout == gemv::kLayoutTiled && f.act_order ? (l.act_rounds ? 2 : 1) : 0);
 }
 
 // Raises the kernel's dynamic shared-memory limit to what the device allows (once per
@@ -135,7 +136,7 @@ class SmxxGemvImpl final : public detail::GemmImpl {
            std::to_string(gemv::scale_slots(f.group_size)) + "_w" + std::to_string(launch_.warps) + "d" +
            std::to_string(launch_.depth) + "g" + std::to_string(launch_.grid) + (launch_.corr_table ? "" : "_ci") +
            (tiled_ ? "_tiled" : "") + (launch_.ksplit > 1 ? "_k" + std::to_string(launch_.ksplit) : "") +
-           (desc_.w.int_format.act_order ? "_act" : "");
+           (desc_.w.int_format.act_order ? (launch_.act_rounds ? "_actr" : "_act") : "");
   }
   std::string weight_layout() const override {
     return tiled_ ? tiled_layout_name(desc_.w.int_format.bits) : gemv_layout_name(desc_.w.int_format.bits);

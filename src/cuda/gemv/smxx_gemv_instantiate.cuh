@@ -20,7 +20,8 @@ const void* row_kernel() {
   constexpr GemvKernelRow r = kGemvKernels[kRow];
   if constexpr (r.bits == kBits && (r.act_order != 0) == kActOrder) {
     return reinterpret_cast<const void*>(
-        &smxx_gemv_kernel<r.bits, r.act, r.slots, r.layout, r.stage_x != 0, r.cluster != 0, r.act_order != 0>);
+        &smxx_gemv_kernel<r.bits, r.act, r.slots, r.layout, r.stage_x != 0, r.cluster != 0, r.act_order != 0,
+                          r.act_order == 2>);
   } else {
     return nullptr;
   }

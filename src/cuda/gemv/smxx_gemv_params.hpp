@@ -45,6 +45,10 @@ inline constexpr int kCorrEntryBytes = 32;
 // where that copy leaves the launch as it is, else the block scatters them through a table of the
 // packed columns' places (k int32). choose_gemv_launch(); docs/kernels/gemv.md, "Act-order".
 inline constexpr int kActGatherMaxM = 2;
+// Act-order, 4-bit weights, where the copy of every row would change the launch: the lanes'
+// gather in rounds of this many rows (the kernels of act_order = 2 rows, kRounds), in the table's
+// region of 4 k bytes (GemvLaunch::act_rounds). docs/kernels/gemv.md, "Act-order".
+inline constexpr int kActGatherRoundRows = 2;
 
 // Activation kinds of the kernel instantiations (template argument kAct).
 enum GemvAct : int {

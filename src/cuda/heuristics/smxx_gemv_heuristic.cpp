@@ -308,14 +308,33 @@ GemvLaunch plan_launch(const GemvShape& s, const cuda::GpuSpec& gpu, bool gather
 // every other respect (warps, blocks, cluster, staging, tiles per phase).
 // LOWBIT_GEMV_ACT_GATHER=0 / 1 forces one (measurements; where the forced one leaves no launch that
 // stages the activations once, the family refuses act-order).
+//
+// Where the copy changes the launch, 4-bit weights take the gather in rounds of
+// kActGatherRoundRows rows through the table's region (the table's launch, act_rounds = 1: the
+// kRounds kernels), 8-bit weights the scatter. Session 68, call 3 (a build with the rounds as a
+// run-time path; docs/kernels/gemv.md, "Act-order"), H200, W4 g128 f16, us, rounds / scatter: m = 7
+// qkv / o / gate_up 9.99 / 8.93 / 22.13 against 10.63 / 9.62 / 22.73, m = 8 10.27 / 9.18 / 22.48
+// against 11.38 / 10.36 / 23.86, down at m = 4 / 5 (clusters of 2) 16.83 / 18.23 against 18.66 /
+// 20.50; W8 lost 0.1-0.5 us per layer at m = 4..7. LOWBIT_GEMV_ACT_GATHER=2 forces the rounds
+// (4-bit, m > kActGatherRoundRows, where the table's launch stages the activations once).
 GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   if (!s.act_order) return plan_launch(s, gpu, false);
-  if (const char* env = std::getenv("LOWBIT_GEMV_ACT_GATHER")) return plan_launch(s, gpu, std::atoi(env) != 0);
+  auto rounds_of = [&](GemvLaunch t) {
+    if (s.bits == 4 && s.m > kActGatherRoundRows && t.x_mode == kGemvXOnce) {
+      t.act_gather = 1;
+      t.act_rounds = 1;
+    }
+    return t;
+  };
+  if (const char* env = std::getenv("LOWBIT_GEMV_ACT_GATHER")) {
+    const int v = std::atoi(env);
+    return v == 2 ? rounds_of(plan_launch(s, gpu, false)) : plan_launch(s, gpu, v != 0);
+  }
   if (s.m <= kActGatherMaxM) return plan_launch(s, gpu, true);
   const GemvLaunch t = plan_launch(s, gpu, false), g = plan_launch(s, gpu, true);
   const bool same = g.x_mode == t.x_mode && g.warps == t.warps && g.blocks_per_sm == t.blocks_per_sm &&
                     g.ksplit == t.ksplit && g.phase_tiles == t.phase_tiles && g.corr_table == t.corr_table;
-  return same ? g : t;
+  return same ? g : rounds_of(t);
 }
 
 namespace {

@@ -30,7 +30,7 @@ struct GemvKernelRow {
   int layout = kLayoutGemv;  // GemvLayout: which packed layout the kernel reads
   int stage_x = 0;           // tiled: activations through shared memory (m > kTiledDirectMaxM)
   int cluster = 0;           // tiled, staged: launched as clusters splitting k (sm_90; GemvLaunch::ksplit > 1)
-  int act_order = 0;         // tiled, staged, grouped: act-order weights (the staging places x[:, perm])
+  int act_order = 0;         // tiled, staged, grouped: act-order weights (the staging places x[:, perm]); 2: gathered in rounds
 };
 
 // Tiled layout: the largest m whose kernels read the activations straight from global memory
@@ -48,7 +48,7 @@ constexpr bool gemv_stages_x(int layout, int m) { return layout == kLayoutTiled 
 // 4- and 8-bit weights (the scope, and the only widths whose codes are whole
 // nibbles / bytes of the int8 mma operand); then 4- and 8-bit f16 / bf16 kernels reading
 // the tiled layout, each with the activations read directly (m <= kTiledDirectMaxM) or staged.
-// 112 kernels (the last 16 the staged ones as clusters), then 24 for act-order weights;
+// 112 kernels (the last 16 the staged ones as clusters), then 36 for act-order weights;
 // smxx_gemv_w<bits>.cu and smxx_gemv_w<bits>_act.cu instantiate exactly these rows.
 inline constexpr GemvKernelRow kGemvKernels[] = {
     // 1-bit: binary weights (extreme-compression research models).
@@ -162,6 +162,23 @@ inline constexpr GemvKernelRow kGemvKernels[] = {
     {8, kActBf16, 8, "tiled w8 g32 bf16, act-order, cluster", kLayoutTiled, 1, 1, 1},
     {8, kActBf16, 4, "tiled w8 g64 bf16, act-order, cluster", kLayoutTiled, 1, 1, 1},
     {8, kActBf16, 2, "tiled w8 g128 bf16, act-order, cluster", kLayoutTiled, 1, 1, 1},
+    // Act-order, 4-bit, the lanes' gather in rounds of kActGatherRoundRows rows (kRounds; where
+    // the copy of every row would change the launch, choose_gemv_launch), without and with the
+    // cluster split. Their own rows so that the other act-order kernels keep their code (with
+    // the rounds as a run-time path beside the others, session 68: 0.3-0.5 us slower per call at
+    // m = 1, and stack in 10 of 12 kernels).
+    {4, kActF16, 8, "tiled w4 g32 f16, act-order, gather in rounds", kLayoutTiled, 1, 0, 2},
+    {4, kActF16, 4, "tiled w4 g64 f16, act-order, gather in rounds", kLayoutTiled, 1, 0, 2},
+    {4, kActF16, 2, "tiled w4 g128 f16, act-order, gather in rounds", kLayoutTiled, 1, 0, 2},
+    {4, kActBf16, 8, "tiled w4 g32 bf16, act-order, gather in rounds", kLayoutTiled, 1, 0, 2},
+    {4, kActBf16, 4, "tiled w4 g64 bf16, act-order, gather in rounds", kLayoutTiled, 1, 0, 2},
+    {4, kActBf16, 2, "tiled w4 g128 bf16, act-order, gather in rounds", kLayoutTiled, 1, 0, 2},
+    {4, kActF16, 8, "tiled w4 g32 f16, act-order, gather in rounds, cluster", kLayoutTiled, 1, 1, 2},
+    {4, kActF16, 4, "tiled w4 g64 f16, act-order, gather in rounds, cluster", kLayoutTiled, 1, 1, 2},
+    {4, kActF16, 2, "tiled w4 g128 f16, act-order, gather in rounds, cluster", kLayoutTiled, 1, 1, 2},
+    {4, kActBf16, 8, "tiled w4 g32 bf16, act-order, gather in rounds, cluster", kLayoutTiled, 1, 1, 2},
+    {4, kActBf16, 4, "tiled w4 g64 bf16, act-order, gather in rounds, cluster", kLayoutTiled, 1, 1, 2},
+    {4, kActBf16, 2, "tiled w4 g128 bf16, act-order, gather in rounds, cluster", kLayoutTiled, 1, 1, 2},
 };
 inline constexpr int kGemvKernelCount = static_cast<int>(sizeof(kGemvKernels) / sizeof(kGemvKernels[0]));
 
@@ -215,6 +232,7 @@ struct GemvLaunch {
   int xbuf_stride = 0;         // bytes of one warp's activation buffer
   int place_offset = 0;        // bytes: act-order, the block's copy of the rows or table of places (x_mode kGemvXOnce only)
   int act_gather = 0;          // act-order: the lanes gather from the block's copy of the rows (else the table's scatter)
+  int act_rounds = 0;          // act-order: 1 = that gather in rounds of kActGatherRoundRows rows (the kRounds kernels)
   int x_mode = 0;              // GemvXMode: how the tiled kernels read the activations
   int ksplit = 1;              // blocks of a cluster splitting k (1: no cluster)
   bool tile_interleave = true; // block (cluster) b of G owns tiles b, b + G, ... (else a contiguous range)
