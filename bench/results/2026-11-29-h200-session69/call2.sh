@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 69, call 2 (call 1 the same, but 7627834 failed to build: bench/ was not in its source tarball): the act-order GEMV on the index's 16-bit perm (827cb57) against 7627834.
+# Session 69, calls 1 and 2 (call 1's source tarball of 7627834 lacked bench/, so that build failed): the act-order GEMV on the index's 16-bit perm (827cb57) against 7627834.
 # Builds this tree (everything, build-device: reused by the device check if the machine stays
 # warm) and 7627834's `lowbit` (carried source, .deps/old/src.tar.xz) side by side, runs the
 # act-order and pack tests, memcheck / racecheck on the GEMV's act-order tests, then

@@ -771,6 +771,34 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
     }
     __syncthreads();
   };
+  // The lanes' gather (act_gather, act_gather_rounds): the units (j, r) of x[:, perm] of this
+  // lane's chunks j0 .. j0 + 3 (perm values in pv) and rows r0 .. r0 + kRows - 1 below m, from the
+  // block's copy at place_offset, which holds the rows from r0 on: 8 two-byte shared loads at
+  // perm[col + e] per unit (a perm value outside [0, k), which only a corrupt index holds, reads
+  // as 0), each unit stored where the plain staging puts it, in this warp's buffer.
+  // xs: the copy (smem + place_offset), kk: k (the callers' values, hoisted out of their loops).
+  [[maybe_unused]] auto gather_units = [&](auto kRowsC, int j0, int r0, const uint16_t* xs, uint32_t kk) {
+    constexpr int kRows = decltype(kRowsC)::value;
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const int j = j0 + q;
+      if (j >= S) break;
+      const int col = (vw + j * KST) * kChunkK + 8 * lane;
+      const uint32_t c[8] = {pv[q][0].x, pv[q][0].y, pv[q][0].z, pv[q][0].w,
+                             pv[q][1].x, pv[q][1].y, pv[q][1].z, pv[q][1].w};
+#pragma unroll
+      for (int rr = 0; rr < kRows; ++rr) {
+        const int r = r0 + rr;
+        if (r >= M) break;
+        uint32_t h[8];
+#pragma unroll
+        for (int e = 0; e < 8; ++e) h[e] = col < p.k && c[e] < kk ? xs[rr * p.k + static_cast<int>(c[e])] : 0u;
+        const uint4 u = make_uint4(h[0] | (h[1] << 16), h[2] | (h[3] << 16), h[4] | (h[5] << 16), h[6] | (h[7] << 16));
+        ptx::st_shared_v4(xbuf_s + static_cast<uint32_t>(j) * x_chunk_bytes + r * kSliceBytes + 16 * (lane ^ (r & 7)), u);
+        if (sum_table) unit_sums(u, j, r);
+      }
+    }
+  };
   // Act-order with p.act_gather (m <= kActGatherMaxM, and above where the launch allows it;
   // choose_gemv_launch): the block copies the activation rows as they are into the region at
   // place_offset (16-byte loads and stores, every thread in turn, batches of 4), one block
@@ -807,24 +835,7 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
 #pragma unroll 1
     for (int j0 = 0; j0 < S; j0 += 4) {
       if (j0 > 0) perm_load(j0);
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const int j = j0 + q;
-        if (j >= S) break;
-        const int col = (vw + j * KST) * kChunkK + 8 * lane;
-        const uint32_t c[8] = {pv[q][0].x, pv[q][0].y, pv[q][0].z, pv[q][0].w,
-                               pv[q][1].x, pv[q][1].y, pv[q][1].z, pv[q][1].w};
-#pragma unroll
-        for (int r = 0; r < 8; ++r) {
-          if (r >= M) break;
-          uint32_t h[8];
-#pragma unroll
-          for (int e = 0; e < 8; ++e) h[e] = col < p.k && c[e] < kk ? xs[r * p.k + static_cast<int>(c[e])] : 0u;
-          const uint4 u = make_uint4(h[0] | (h[1] << 16), h[2] | (h[3] << 16), h[4] | (h[5] << 16), h[6] | (h[7] << 16));
-          ptx::st_shared_v4(xbuf_s + static_cast<uint32_t>(j) * x_chunk_bytes + r * kSliceBytes + 16 * (lane ^ (r & 7)), u);
-          if (sum_table) unit_sums(u, j, r);
-        }
-      }
+      gather_units(std::integral_constant<int, 8>{}, j0, 0, xs, kk);
     }
     __syncwarp();
   };
@@ -874,25 +885,7 @@ LOWBIT_DEVICE void gemv_body(const GemvParams& p) {
 #pragma unroll 1
       for (int j0 = 0; j0 < S; j0 += 4) {
         if (j0 > 0 || (r0 > 0 && S > 4)) perm_load(j0);
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const int j = j0 + q;
-          if (j >= S) break;
-          const int col = (vw + j * KST) * kChunkK + 8 * lane;
-          const uint32_t c[8] = {pv[q][0].x, pv[q][0].y, pv[q][0].z, pv[q][0].w,
-                                 pv[q][1].x, pv[q][1].y, pv[q][1].z, pv[q][1].w};
-#pragma unroll
-          for (int rr = 0; rr < R; ++rr) {
-            const int r = r0 + rr;
-            if (r >= M) break;
-            uint32_t h[8];
-#pragma unroll
-            for (int e = 0; e < 8; ++e) h[e] = col < p.k && c[e] < kk ? xs[rr * p.k + static_cast<int>(c[e])] : 0u;
-            const uint4 u = make_uint4(h[0] | (h[1] << 16), h[2] | (h[3] << 16), h[4] | (h[5] << 16), h[6] | (h[7] << 16));
-            ptx::st_shared_v4(xbuf_s + static_cast<uint32_t>(j) * x_chunk_bytes + r * kSliceBytes + 16 * (lane ^ (r & 7)), u);
-            if (sum_table) unit_sums(u, j, r);
-          }
-        }
+        gather_units(std::integral_constant<int, R>{}, j0, r0, xs, kk);
       }
       if (r0 + R < M) __syncthreads();  // every lane has read this round's rows
     }
