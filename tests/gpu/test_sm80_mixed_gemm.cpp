@@ -261,6 +261,14 @@ TEST(sm80_mixed_gemm, plan_follows_measurements) {
   EXPECT_EQ(plan(4, 1, gate_up, k), "t8_s1");
   EXPECT_EQ(plan(4, 1, down, k_down), "t8_s2");
   EXPECT_EQ(plan(4, 3, down, k_down), "t8_s1");  // s2 would not fit one wave
+  // sm_90, m = 4..8, k >= 2 n: t16 in splits instead of an unsplit t8 (session 69, act-order W4
+  // g128 f16, us, t8 s1 / t16 s4 forced): down m = 4 / 5 20.9 / 22.9 against 20.0 / 20.0,
+  // 3584 x 18944 25.7 / 28.3 against 21.5 / 21.6; m = 3 keeps t8 (down 18.8 against 19.7).
+  EXPECT_EQ(plan(4, 4, down, k_down), "t16_s4");
+  EXPECT_EQ(plan(4, 5, down, k_down), "t16_s4");
+  EXPECT_EQ(plan(4, 5, 3584, 18944), "t16_s4");
+  EXPECT_EQ(plan(4, 4, 4096, 11008), "t16_s4");
+  EXPECT_EQ(plan(4, 3, 3584, 18944), "t8_s1");
   EXPECT_EQ(plan(4, 3, gate_up, k), "t16n128_s1");
   EXPECT_EQ(plan(4, 5, qkv, k), "t16_s2");  // t8's 384 tiles would not fit one wave
   EXPECT_EQ(plan(4, 5, o, k), "t8_s1");

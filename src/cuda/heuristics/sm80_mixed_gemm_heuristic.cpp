@@ -1,6 +1,7 @@
 // The sm80 mixed GEMM's tile heuristic (docs/kernels/mixed_gemm.md, "Heuristic"):
 //   1. the configuration from m and n (config_for below): t8 at m <= 8 while it fits (its
-//      activation stage, occupancy and one wave), t16 up to m = 16, the wide 16-token tiles
+//      activation stage, occupancy and one wave; on sm_90 not at m >= 4 with k >= 2 n for
+//      4-bit weights, session 69), t16 up to m = 16, the wide 16-token tiles
 //      (t16n128 / t16n256) for gate_up-like n from m = 3 (4-bit) / 2 (8-bit), t32 up to 32,
 //      t64 up to 64,
 //      t128 above (faster than 128 x 256 tiles at every m >= 256 on H200);
@@ -66,6 +67,17 @@ bool t8_fits(const MixedGemmProblem& p) {
          ceil_div(p.n, c.block_n) <= static_cast<int64_t>(per_sm) * p.sm_count;
 }
 
+// 4-bit weights on sm_90 at m = 4..8 with k >= 2 n (down-like layers): t16, which splits k over
+// clusters, instead of t8, which fits them only unsplit there (its doubled grid would exceed a
+// wave). Session 69 (H200, act-order W4 g128 f16, sm80_mixed_gemm pinned, each plan forced, two
+// rounds, `bench/results/2026-11-29-h200-session69/` call 6, us, t8 s1 / t16 s4): m = 4 / 5
+// 3584 x 18944 25.7 / 28.3 against 21.5 / 21.6, 4096 x 14336 20.9 / 22.9 against 20.0 / 20.0,
+// 4096 x 11008 17.7 / 19.3 against 17.0 / 17.1, 5120 x 13824 (m = 4) 26.0 against 20.6; at m = 3
+// t8 s1 still won two of the four (4096 x 14336 18.8 against 19.7, 4096 x 11008 16.1 against
+// 16.8), so m = 3 keeps the rule above. These layers reach this family at m <= 8 where the GEMV
+// refuses them or select.cpp prefers this family (act-order clusters, GPUs without clusters).
+bool long_k_4bit_t16(const MixedGemmProblem& p) { return p.bits == 4 && p.cc >= 90 && p.m >= 4 && p.k >= 2 * p.n; }
+
 // 4-bit weights at m = 9..16 on sm_90 (cluster splits, PDL for grids larger than the SM
 // count): the 16-token tiles split k down to 4 stages per split (min_split_iters 4 instead of
 // 8), and qkv-like n takes t16n128 (config_for). Plan sweep, session 20 (H200, us, W4 g128
@@ -127,7 +139,7 @@ int config_for(const MixedGemmProblem& p) {
       if (p.bits == 8) return p.m >= 2 ? kT16N256 : kT16;
       return p.m >= 3 ? wide_config(p.bits) : kT8;
     }
-    if (p.m <= 8 && t8_fits(p)) return kT8;
+    if (p.m <= 8 && t8_fits(p) && !long_k_4bit_t16(p)) return kT8;
     // 4-bit, m = 9..16 on sm_90 (see small_m_4bit_split): where t16 in four splits would not
     // fit two CTAs per SM (qkv: 96 tiles), the 8-warp 128-channel tile in four splits instead.
     if (small_m_4bit_split(p) && ceil_div(p.n, kMixedGemmConfigs[kT16].block_n) * 4 > 2 * int64_t(p.sm_count))
