@@ -311,12 +311,13 @@ GemvLaunch plan_launch(const GemvShape& s, const cuda::GpuSpec& gpu, bool gather
 //
 // Where the copy changes the launch, 4-bit weights take the gather in rounds of
 // kActGatherRoundRows rows through the table's region (the table's launch, act_rounds = 1: the
-// kRounds kernels), 8-bit weights the scatter. Session 68, call 3 (a build with the rounds as a
-// run-time path; docs/kernels/gemv.md, "Act-order"), H200, W4 g128 f16, us, rounds / scatter: m = 7
-// qkv / o / gate_up 9.99 / 8.93 / 22.13 against 10.63 / 9.62 / 22.73, m = 8 10.27 / 9.18 / 22.48
-// against 11.38 / 10.36 / 23.86, down at m = 4 / 5 (clusters of 2) 16.83 / 18.23 against 18.66 /
-// 20.50; W8 lost 0.1-0.5 us per layer at m = 4..7. LOWBIT_GEMV_ACT_GATHER=2 forces the rounds
-// (4-bit, m > kActGatherRoundRows, where the table's launch stages the activations once).
+// kRounds kernels), 8-bit weights the scatter. Session 69, call 4 (docs/kernels/gemv.md,
+// "Act-order"), H200, the same binary, W4 g128 f16 act-order, us, rounds / scatter: m = 7 qkv / o /
+// gate_up 10.25 / 9.10 / 22.52 against 10.67 / 9.65 / 22.77, m = 8 10.57 / 9.43 / 23.15 against
+// 11.38 / 10.36 / 23.87, down at m = 4 / 5 (clusters of 2) 16.55 / 17.84 against 18.55 / 20.38. With
+// 8-bit weights the rounds lost 0.1-0.5 us per layer at m = 4..7 (session 68, call 3, as a run-time
+// path). LOWBIT_GEMV_ACT_GATHER=2 forces the rounds (4-bit, m > kActGatherRoundRows, where the
+// table's launch stages the activations once).
 GemvLaunch choose_gemv_launch(const GemvShape& s, const cuda::GpuSpec& gpu) {
   if (!s.act_order) return plan_launch(s, gpu, false);
   auto rounds_of = [&](GemvLaunch t) {
