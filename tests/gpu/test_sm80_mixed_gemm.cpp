@@ -579,6 +579,96 @@ TEST(sm80_mixed_gemm, act_order_any_g_idx) {
   check_case(c);
 }
 
+// The act-order gather's plan (sm80_mixed_gemm_heuristic.cpp, session 70's measurements): one
+// element per thread with PDL below m = 64, column chunks of at least 64 16-byte units with PDL at
+// m = 64..255, a block of 256 threads per whole row without PDL from m = 256; no PDL where the GPU
+// cannot; the knobs force each form. Host only.
+TEST(sm80_mixed_gemm, act_gather_plan_follows_measurements) {
+  const int64_t k = 4096, max_k = tiled_act_order_max_k(k), units = (max_k + 7) / 8;
+  for (int64_t m : {1, 16, 63}) {
+    const cuda::ActGatherPlan g = cuda::choose_act_gather_plan(m, k, max_k, 132, true);
+    EXPECT_EQ(g.chunk8, 0) << m;
+    EXPECT_TRUE(g.pdl) << m;
+    EXPECT_FALSE(cuda::choose_act_gather_plan(m, k, max_k, 132, false).pdl) << m;
+  }
+  for (int64_t m : {64, 128, 255}) {
+    const cuda::ActGatherPlan g = cuda::choose_act_gather_plan(m, k, max_k, 132, true);
+    EXPECT_GE(g.chunk8, 64) << m;
+    EXPECT_LT(g.chunk8, units) << m;
+    EXPECT_EQ(g.threads, 128) << m;
+    EXPECT_TRUE(g.pdl) << m;
+  }
+  EXPECT_EQ(cuda::choose_act_gather_plan(64, k, max_k, 132, true).chunk8, 125);  // 512 units x 64 rows / 264 blocks
+  for (int64_t m : {256, 4096}) {
+    const cuda::ActGatherPlan g = cuda::choose_act_gather_plan(m, k, max_k, 132, true);
+    EXPECT_EQ(g.chunk8, units) << m;
+    EXPECT_EQ(g.threads, 256) << m;
+    EXPECT_FALSE(g.pdl) << m;
+  }
+  {
+    ScopedEnv f("LOWBIT_MIXED_ACT_GATHER", "0"), p("LOWBIT_MIXED_ACT_PDL", "1");
+    EXPECT_EQ(cuda::choose_act_gather_plan(128, k, max_k, 132, true).chunk8, 0);
+    EXPECT_TRUE(cuda::choose_act_gather_plan(4096, k, max_k, 132, true).pdl);
+    EXPECT_FALSE(cuda::choose_act_gather_plan(4096, k, max_k, 132, false).pdl);
+  }
+  {
+    ScopedEnv f("LOWBIT_MIXED_ACT_GATHER", "1"), p("LOWBIT_MIXED_ACT_PDL", "0");
+    EXPECT_EQ(cuda::choose_act_gather_plan(1, k, max_k, 132, true).chunk8, 64);
+    EXPECT_FALSE(cuda::choose_act_gather_plan(16, k, max_k, 132, true).pdl);
+  }
+}
+
+// The act-order gather's forms (staged rows in column chunks at every m; session 66's element per
+// thread below m = 256; each with and without PDL where the GPU has it) give the same bytes; then
+// back-to-back calls on one stream with two activation inputs alternating and no synchronization
+// between them (with PDL the next call's gather starts while this call's GEMM reads the gathered
+// rows): every output equals its single call's bytes.
+TEST(sm80_mixed_gemm, act_order_gather_forms_and_back_to_back) {
+  LOWBIT_REQUIRE_GPU();
+  for (int64_t m : {3, 17, 300}) {
+    Case c;
+    c.f = fmt(4, 128, ZeroPoint::kInteger, DType::kF16, true);
+    c.m = m;
+    c.n = 256;
+    c.k = 1024;
+    c.uniform_act = false;  // k' > k: chunks past k (sized on k) do work too
+    const Problem pr = make_problem(c, ++g_seed);
+    const GemmDesc d = desc_of(c);
+    std::unique_ptr<detail::GemmImpl> impl = make_impl(d, c.plan);
+    DeviceWeights w(impl->pack(pr.w));
+    DeviceBuffer a(encode(pr.a, c.act()));
+    std::mt19937 rng(++g_seed);
+    DeviceBuffer a2(encode(rounded(random_normal(rng, c.m * c.k), c.act()), c.act()));
+    DeviceBuffer out(static_cast<size_t>(c.m * c.n) * dtype_size(c.act()));
+    DeviceBuffer ws(impl->workspace_size());
+    StreamHolder s;
+    const std::vector<uint8_t> base = run_once(*impl, d, w.view(), a, nullptr, out, ws, s.get());
+    const std::vector<float> got = decode(base, c.act(), c.m * c.n);
+    EXPECT_LE(relative_error(got.data(), pr.ref.data(), c.m * c.n), tolerance(c.act())) << c.text();
+    for (const char* form : {"0", "1"})
+      for (const char* pdl : {"0", "1"}) {
+        ScopedEnv f("LOWBIT_MIXED_ACT_GATHER", form), g("LOWBIT_MIXED_ACT_PDL", pdl);
+        std::unique_ptr<detail::GemmImpl> other = make_impl(d, c.plan);
+        ASSERT_EQ(other->workspace_size(), impl->workspace_size());
+        EXPECT_EQ(run_once(*other, d, w.view(), a, nullptr, out, ws, s.get()), base)
+            << c.text() << " gather form " << form << " pdl " << pdl;
+      }
+    const std::vector<uint8_t> base2 = run_once(*impl, d, w.view(), a2, nullptr, out, ws, s.get());
+    constexpr int kCalls = 6;
+    std::vector<DeviceBuffer> outs;
+    for (int i = 0; i < kCalls; ++i) outs.emplace_back(static_cast<size_t>(c.m * c.n) * dtype_size(c.act()));
+    for (int i = 0; i < kCalls; ++i) {
+      GemmArgs g;
+      g.a = (i % 2) == 0 ? a.get() : a2.get();
+      g.w = w.view();
+      g.out = outs[i].get();
+      ASSERT_TRUE(impl->run(g, ws.get(), s.get()).ok());
+    }
+    LOWBIT_CUDA_CHECK(cudaStreamSynchronize(s.get()));
+    for (int i = 0; i < kCalls; ++i) EXPECT_EQ(outs[i].download(), (i % 2) == 0 ? base : base2) << c.text() << " call " << i;
+  }
+}
+
 TEST(sm80_mixed_gemm, llama_shapes) {
   LOWBIT_REQUIRE_GPU();
   if (small_mode()) GTEST_SKIP() << "large shapes are skipped in LOWBIT_TEST_SMALL mode";

@@ -206,6 +206,59 @@ TEST(sm90_mixed_gemm, act_order_any_g_idx) {
   check_case(c);
 }
 
+// The act-order gather's forms (sm80_mixed_gemm_aux.cu: staged rows in column chunks, session 66's
+// element-per-thread form below m = 256, each with and without PDL for it and the maps kernel, and
+// the GEMM itself with PDL) give the same bytes: the gather is exact. Then back-to-back calls on
+// one stream, two activation inputs alternating, no synchronization between them: with PDL the
+// next call's maps kernel and gather start while this call's GEMM reads the maps and the gathered
+// rows, so they must write only after their griddepcontrol.wait; every output equals its single
+// call's bytes.
+TEST(sm90_mixed_gemm, act_order_gather_forms_and_back_to_back) {
+  REQUIRE_SM90A();
+  for (int64_t m : {5, 37, 300}) {
+    Case c;
+    c.f = fmt(4, 128, ZeroPoint::kInteger, DType::kF16, true);
+    c.m = m;
+    c.n = 256;
+    c.k = 1024;
+    c.uniform_act = false;  // k' > k: chunks past k (sized on k) do work too
+    Prepared p(c);
+    StreamHolder s;
+    const std::vector<uint8_t> base = p.run(s.get());
+    const std::vector<float> got = decode(base, c.act(), c.m * c.n);
+    EXPECT_LE(relative_error(got.data(), p.pr.ref.data(), c.m * c.n), tolerance(c.act())) << p.what();
+    const GemmDesc d = desc_of(c);
+    for (const char* form : {"0", "1"})
+      for (const char* pdl : {"0", "1"})
+        for (const char* gemm_pdl : {"0", "1"}) {
+          ScopedEnv f("LOWBIT_MIXED_ACT_GATHER", form), g("LOWBIT_MIXED_ACT_PDL", pdl),
+              h("LOWBIT_MIXED_ACT_GEMM_PDL", gemm_pdl);
+          p.impl = make_impl(d, c.plan);
+          EXPECT_EQ(p.run(s.get()), base) << p.what() << " gather form " << form << " pdl " << pdl << " gemm pdl "
+                                          << gemm_pdl;
+        }
+    p.impl = make_impl(d, c.plan);
+    std::mt19937 rng(++g_seed);
+    DeviceBuffer a2(encode(rounded(random_normal(rng, c.m * c.k), c.act()), c.act()));
+    GemmArgs alt = p.args();
+    alt.a = a2.get();
+    p.out.poison(s.get());
+    ASSERT_TRUE(p.impl->run(alt, p.ws.get(), s.get()).ok());
+    LOWBIT_CUDA_CHECK(cudaStreamSynchronize(s.get()));
+    const std::vector<uint8_t> base2 = p.out.download();
+    constexpr int kCalls = 6;
+    std::vector<DeviceBuffer> outs;
+    for (int i = 0; i < kCalls; ++i) outs.emplace_back(static_cast<size_t>(c.m * c.n) * dtype_size(c.act()));
+    for (int i = 0; i < kCalls; ++i) {
+      GemmArgs g = (i % 2) == 0 ? p.args() : alt;
+      g.out = outs[i].get();
+      ASSERT_TRUE(p.impl->run(g, p.ws.get(), s.get()).ok());
+    }
+    LOWBIT_CUDA_CHECK(cudaStreamSynchronize(s.get()));
+    for (int i = 0; i < kCalls; ++i) EXPECT_EQ(outs[i].download(), (i % 2) == 0 ? base : base2) << p.what() << " call " << i;
+  }
+}
+
 // Every token tile with several split counts (odd and even k-block counts per split, a
 // split of one k block): the heuristic may pick any of them.
 TEST(sm90_mixed_gemm, every_config_and_split) {

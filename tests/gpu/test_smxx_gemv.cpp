@@ -587,8 +587,8 @@ TEST(smxx_gemv, corrupt_act_order_index_does_not_fault) {
 
 // The public API: act-order weights at decode m go to this family (Suite 1's qkv and down at
 // m = 1), except where its launch would need a cluster of 4, or a cluster of fewer than 12 warps,
-// at m > 5 or on n >= 7168 (long k on sm_90: measured slower than sm80_mixed_gemm, select.cpp
-// gemv_first_long_k); m = 16 stays with the mixed GEMMs.
+// at m > 5 (unless 4-bit on a cluster of 2 x 16 warps) or on n >= 7168 (long k on sm_90: measured
+// slower than sm80_mixed_gemm, select.cpp gemv_first_long_k); m = 16 stays with the mixed GEMMs.
 TEST(smxx_gemv, tiled_layout_act_order_selection) {
   LOWBIT_REQUIRE_GPU();
   struct Pick {
@@ -603,7 +603,9 @@ TEST(smxx_gemv, tiled_layout_act_order_selection) {
     picks.push_back({2, 4096, 14336, "smxx_gemv"});
     picks.push_back({1, 8192, 28672, "smxx_gemv"});        // one block: the rows' copy fits
     picks.push_back({2, 8192, 28672, "sm80_mixed_gemm"});  // a cluster on n >= 7168 (select.cpp)
-    picks.push_back({6, 4096, 14336, "sm80_mixed_gemm"});  // a cluster at m > 5
+    picks.push_back({6, 4096, 14336, "sm80_mixed_gemm"});  // a cluster of 14 warps at m > 5
+    picks.push_back({7, 2048, 8192, "smxx_gemv"});         // 4-bit, a cluster of 2 x 16 warps (session 70)
+    picks.push_back({8, 1536, 8960, "sm80_mixed_gemm"});   // a cluster of 8 warps at m > 5
   }
   for (const Pick& pk : picks) {
     ActCase c;

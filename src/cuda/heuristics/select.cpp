@@ -223,14 +223,23 @@ bool mixed_first_w8_m5_to_8(const GemmDesc& desc, const GpuSpec& gpu) {
 // 23.11, but m = 6 (14 warps) 23.84 against 20.36 (sm80 there on 16-token tiles) and m = 7 (8
 // warps) 29.76 against 20.58; W8 m = 2 (14 warps) 18.95 against 20.09, m = 3 / 4 / 5 (10 / 10 / 8
 // warps) 22.78 / 24.63 / 28.70 against 21.70 / 23.61 / 25.66. So an act-order cluster stays on the
-// GEMV only with 12 warps or more, at m <= 5 and n < 7168.
+// GEMV only with 12 warps or more, at m <= 5 and n < 7168. Session 70, 4-bit weights at m = 6..8
+// on clusters of 2 with 16 warps (layers of <= 3072 channels; the gather in rounds since session
+// 69): H200 (bench/results/2026-11-29-h200-session70/ call 2), the same binary, two rounds, GEMV
+// pinned / default (sm80_mixed_gemm t16 s4), W4 g128 f16 act-order, us: 2048 x 8192 m = 7 / 8 10.43 /
+// 10.87 against 11.97 / 12.08, 3072 x 8192 11.61 / 12.13 against 12.70 / 12.80; with 8 or 10 warps
+// the GEMV still loses (1536 x 8960 m = 6 / 8, 8 warps, 14.10 / 16.91 against 10.84 / 11.01; 2048 x
+// 5632 m = 8, 10 warps, 12.14 against 11.78), as with 14 on Suite 1's down at m = 6 (20.9 against
+// 20.2, session 69). So at m > 5 a 4-bit cluster of 2 with 16 warps stays on the GEMV.
 bool gemv_first_long_k(const GemmDesc& desc, const GpuSpec& gpu) {
   const int bits = desc.w.int_format.bits;
   if (bits != 4 && bits != 8) return true;
   if (!smxx_gemv_can_implement(desc, gpu).ok()) return false;
   const gemv::GemvLaunch l = smxx_gemv_launch_for(desc, gpu);
-  if (desc.w.int_format.act_order && l.ksplit > 1 && (l.ksplit >= 4 || l.warps < 12 || desc.m > 5 || desc.n >= 7168))
-    return false;
+  if (desc.w.int_format.act_order && l.ksplit > 1) {
+    const bool full_pair = bits == 4 && l.ksplit == 2 && l.warps >= 16;
+    if (l.ksplit >= 4 || l.warps < 12 || (desc.m > 5 && !full_pair) || desc.n >= 7168) return false;
+  }
   return l.x_mode == gemv::kGemvXOnce;
 }
 

@@ -24,6 +24,7 @@
 //      splits down to 3 stages per split below 0.9 x SMs CTAs (session 64, from session 63's
 //      sweep).
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "cuda/heuristics/gpu_spec.hpp"
@@ -267,6 +268,43 @@ MixedGemmPlan choose_mixed_gemm_plan(const MixedGemmProblem& p) {
   plan.splits = splits_for(p, plan.config);
   plan.split_mode = mixed_gemm_split_mode(plan.splits, p.cc);
   return plan;
+}
+
+// The act-order gather, by m. Session 70 (H200, W4 g128 f16 act-order Suite 1, the forms and
+// PDL forced by the knobs in one binary, two rounds, bench/results/2026-11-29-h200-session70/ calls
+// 3-4, us; sm80_mixed_gemm runs m = 16, sm90_mixed_gemm above):
+//   * m < 64: one element per thread, with PDL: m = 16 / 32 67.6 / 94.0 against 72.4 / 96.1
+//     without PDL; the rows staged in column chunks (below) 73.7 / 99.0 with PDL (down at m = 16,
+//     k = 14336: 24.8 against 21.7; every block stages the whole 28 KB row for its chunk);
+//   * m = 64..255: the rows staged in column chunks, with PDL: m = 64 / 128 114.7 / 150.3 against
+//     118.5 / 164.6 for session 69's gather (element, no PDL) and 118.4 / 164.3 for the element
+//     form with PDL;
+//   * m >= 256: one block of 256 threads per row, the whole row, without PDL (session 66's form;
+//     session 69's behaviour): m = 256 / 1024 234.4 / 777.7 against 238.2 / 774.6 with PDL (qkv at
+//     m = 256 32.4 against 35.5) and 254.9 / 801 for chunks with PDL.
+// Staging reads each row once with coalesced 16-byte loads where the element form reads a 32-byte
+// sector per 2-byte value; what it costs is the staging's latency before any store, per block.
+// PDL here also decides sm90_mixed_gemm's act-order GEMM's (measured together).
+ActGatherPlan choose_act_gather_plan(int64_t m, int64_t k, int64_t max_k, int sm_count, bool pdl_possible) {
+  ActGatherPlan g;
+  const char* pdl = std::getenv("LOWBIT_MIXED_ACT_PDL");
+  g.pdl = pdl_possible && (pdl != nullptr ? pdl[0] != '0' : m < 256);
+  const int64_t units = (max_k + 7) / 8;  // 16-byte units of a packed row
+  const char* form = std::getenv("LOWBIT_MIXED_ACT_GATHER");
+  const char f = form != nullptr && (form[0] == '0' || form[0] == '1') ? form[0] : 'd';
+  if (f == '0' || (f == 'd' && (m < 64 || m >= 256))) {  // session 66's two forms
+    g.threads = 256;
+    g.chunk8 = m >= 256 ? static_cast<int>(units) : 0;
+    return g;
+  }
+  // Column chunks of at least 64 units, so that about two blocks per SM run; sized on k (k' = k
+  // for GPTQ's g_idx; chunks that start past k' exit at once).
+  const int64_t rows = std::min<int64_t>(std::max<int64_t>(m, 1), 65535);
+  const int64_t k_units = (k + 7) / 8;
+  const int64_t blocks = 2 * int64_t{std::max(sm_count, 1)};
+  g.threads = 128;
+  g.chunk8 = static_cast<int>(std::min(units, std::max<int64_t>(64, (k_units * rows + blocks - 1) / blocks)));
+  return g;
 }
 
 }  // namespace lowbit::cuda

@@ -126,6 +126,27 @@ MixedGemmPlan choose_mixed_gemm_plan(const MixedGemmProblem& p);
 // 27.55 / 32.02. LOWBIT_MIXED_GEMM_PDL=0 / 1 turns it off / on everywhere (the family).
 constexpr bool mixed_gemm_pdl_pays(int64_t ctas, int sm_count) { return ctas > sm_count; }
 
+// The act-order gather (sm80_mixed_gemm_aux.cu; sm80_mixed_gemm and sm90_mixed_gemm run it just
+// before their GEMM): ap (m, k') = a (m, k) with the columns in the packed order.
+struct ActGatherPlan {
+  // Rows staged in shared memory (16-byte loads), each block writing `chunk8` x 8 packed columns
+  // of its rows as 16-byte stores (grid: column chunks x rows); 0: one element per thread (the
+  // fallback for k that the staging cannot take, and the measurement knob's small-m form).
+  int chunk8 = 0;
+  int threads = 128;
+  // Programmatic dependent launch of the gather (and of sm90_mixed_gemm's maps kernel before
+  // it): each starts while the previous kernel of the stream runs and waits with
+  // griddepcontrol.wait before touching anything; sm_90 with sm_90 code in the build only.
+  bool pdl = false;
+};
+
+// The gather's plan for m rows of k columns (k' <= max_k packed columns) on `sm_count` SMs;
+// `pdl_possible`: sm_90 and sm_90 code in this build. Measurement knobs (session 70):
+// LOWBIT_MIXED_ACT_GATHER=0 (session 66's forms: one element per thread below m = 256, one block
+// of 256 threads per row from there) or 1 (column chunks at every m), LOWBIT_MIXED_ACT_PDL=0 / 1
+// (PDL off / on at every m; default: below m = 256).
+ActGatherPlan choose_act_gather_plan(int64_t m, int64_t k, int64_t max_k, int sm_count, bool pdl_possible);
+
 // k per split for a given k and split count: a multiple of block_k (the kernel uses the
 // same formula, so host and device agree).
 inline int64_t mixed_gemm_k_per_split(int64_t k, int block_k, int splits) {

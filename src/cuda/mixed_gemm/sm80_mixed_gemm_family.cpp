@@ -82,8 +82,11 @@ class Sm80MixedGemmImpl final : public detail::GemmImpl {
     n_tiles_ = static_cast<int>((desc_.n + c.block_n - 1) / c.block_n);
     pdl_ = uses_pdl(gpu, static_cast<int64_t>(m_tiles_) * n_tiles_ * plan_.splits);
     const IntWeightFormat& f = desc_.w.int_format;
-    if (f.act_order)
+    if (f.act_order) {
       act_bytes_ = round_up(static_cast<size_t>(desc_.m) * static_cast<size_t>(tiled_act_order_max_k(desc_.k)) * 2, 256);
+      gather_ = choose_act_gather_plan(desc_.m, desc_.k, tiled_act_order_max_k(desc_.k), gpu.sm_count,
+                                       gpu.cc >= 90 && build_has_code_for(gpu.cc, 90));
+    }
     if (plan_.split_mode == MixedGemmSplitMode::kWorkspace)
       partial_bytes_ = round_up(static_cast<size_t>(plan_.splits) * desc_.m * desc_.n * 4, 256);
   }
@@ -143,7 +146,7 @@ class Sm80MixedGemmImpl final : public detail::GemmImpl {
       // The activations' columns in the packed order (k' <= 2k + 64 columns; k' is read
       // from the index by both kernels).
       p.act_index = static_cast<const int32_t*>(args.w.index);
-      if (Status s = sm80_mixed_gemm_permute_activations(desc_.a.dtype, args.a, p.m, p.k, p.act_index, ws, stream);
+      if (Status s = sm80_mixed_gemm_permute_activations(desc_.a.dtype, args.a, p.m, p.k, p.act_index, ws, gather_, stream);
           !s.ok())
         return s;
       p.a = ws;
@@ -164,6 +167,7 @@ class Sm80MixedGemmImpl final : public detail::GemmImpl {
   bool pdl_ = false;  // uses_pdl()
   int m_tiles_ = 0, n_tiles_ = 0;
   size_t act_bytes_ = 0;      // act-order: the permuted activations
+  ActGatherPlan gather_;      // act-order: how they are gathered
   size_t partial_bytes_ = 0;  // workspace split-K: fp32 partial sums
 };
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "cuda/heuristics/sm80_mixed_gemm_heuristic.hpp"
 #include "lowbit/dtype.hpp"
 #include "lowbit/gemm.hpp"
 #include "lowbit/status.hpp"
@@ -65,8 +66,8 @@ Status sm80_mixed_gemm_reduce_splits(DType t, const float* partials, int splits,
                                      const void* channel_scales, const void* bias, void* out,
                                      Stream stream);
 // ap (m, k') = a (m, k) with columns gathered by the act-order index (-1: zero); k' from the
-// index; ap must hold m * tiled_act_order_max_k(k) values.
-Status sm80_mixed_gemm_permute_activations(DType t, const void* a, int m, int k,
-                                           const int32_t* act_index, void* ap, Stream stream);
+// index; ap must hold m * tiled_act_order_max_k(k) values. `plan`: choose_act_gather_plan().
+Status sm80_mixed_gemm_permute_activations(DType t, const void* a, int m, int k, const int32_t* act_index,
+                                           void* ap, const ActGatherPlan& plan, Stream stream);
 
 }  // namespace lowbit::cuda

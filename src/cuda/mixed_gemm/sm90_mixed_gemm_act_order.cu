@@ -11,8 +11,10 @@
 #include <string>
 
 #include "cuda/common/check.hpp"
+#include "cuda/common/launch_attrs.hpp"
 #include "cuda/dequant/smxx_tiled_layout.hpp"
 #include "cuda/mixed_gemm/sm90_mixed_gemm_params.hpp"
+#include "cuda/ptx/griddepcontrol.cuh"
 #include "cuda/ptx/tensormap.cuh"
 
 namespace lowbit::cuda {
@@ -26,6 +28,10 @@ struct Maps {
 // Thread i re-extents map i of (x, x_last, w, s, z); `out` is 64-byte aligned.
 __global__ void sm90_mixed_act_order_maps_kernel(const __grid_constant__ Maps tmpl, const int32_t* index, int bits,
                                                  int maps, CUtensorMap* out) {
+  // With PDL: the next kernel (the gather) may launch now; the maps are written only after the
+  // previous kernel (the last call's GEMM, which reads them) has completed.
+  ptx::griddep_launch_dependents();
+  ptx::griddep_wait();
   const int i = threadIdx.x;
   if (i >= maps) return;
   const uint32_t kp = static_cast<uint32_t>(index[0]), groups = static_cast<uint32_t>(index[1]);
@@ -49,13 +55,19 @@ __global__ void sm90_mixed_act_order_maps_kernel(const __grid_constant__ Maps tm
 }  // namespace
 
 Status sm90_mixed_gemm_act_order_maps(const CUtensorMap* tmpl, int maps, const int32_t* index, int bits,
-                                      CUtensorMap* out, cudaStream_t stream) {
+                                      CUtensorMap* out, bool pdl, cudaStream_t stream) {
   if (maps < 1 || maps > kSm90MixedActOrderMaps)
     return Status::Fail("lowbit: sm90_mixed_gemm: act-order maps must be 1.." + std::to_string(kSm90MixedActOrderMaps));
   Maps t{};
   for (int i = 0; i < maps; ++i) t.m[i] = tmpl[i];
-  sm90_mixed_act_order_maps_kernel<<<1, 32, 0, stream>>>(t, index, bits, maps, out);
-  LOWBIT_CUDA_TRY_LAUNCH();
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(1);
+  cfg.blockDim = dim3(32);
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1] = {pdl_launch_attr()};
+  cfg.attrs = pdl ? attr : nullptr;
+  cfg.numAttrs = pdl ? 1 : 0;
+  LOWBIT_CUDA_TRY(cudaLaunchKernelEx(&cfg, &sm90_mixed_act_order_maps_kernel, t, index, bits, maps, out));
   return Status::Ok();
 }
 

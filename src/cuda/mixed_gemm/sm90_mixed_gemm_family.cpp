@@ -81,6 +81,9 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
     if (d_.w.int_format.act_order) {
       act_maps_bytes_ = round256(sizeof(CUtensorMap) * kSm90MixedActOrderMaps);
       act_bytes_ = round256(static_cast<std::size_t>(d_.m) * static_cast<std::size_t>(tiled_act_order_max_k(d_.k)) * 2);
+      gather_ = choose_act_gather_plan(d_.m, d_.k, tiled_act_order_max_k(d_.k), gpu.sm_count, true);
+      const char* env = std::getenv("LOWBIT_MIXED_ACT_GEMM_PDL");  // a measurement knob (session 70)
+      act_gemm_pdl_ = env != nullptr ? env[0] == '1' : gather_.pdl;
     }
   }
 
@@ -200,12 +203,14 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
     p.part_col0 = p.sk_tile0 * kSm90MixedBlockCh;
     p.part_ld = p.n - p.part_col0;
     const int grid = sk ? plan_.sk_grid : static_cast<int>(std::min<int64_t>(units, sm_count_));
-    // Act-order: the GEMM without PDL. Session 68 (call 4 of bench/results/2026-11-29-h200-session68/,
-    // H200, the same binary, two rounds, W4 g128 f16 act-order Suite 1, PDL / not, us): m = 64
-    // 116.1 / 114.1 (every layer 0.3-0.6 us slower with it, both rounds), m = 256 233.6 / 233.6,
-    // m = 1024 761.6 / 764.5, m = 4096 3150 / 3200 (within the rounds' spread: gate_up at m = 1024
-    // 368 and 403 with it).
-    const bool pdl = pdl_ && !f.act_order;
+    // Act-order: the GEMM with PDL where the maps kernel and the gather before it have PDL too
+    // (below m = 256, choose_act_gather_plan); LOWBIT_MIXED_ACT_GEMM_PDL=0 / 1 forces it. Session 68
+    // had measured the GEMM's PDL alone, behind a gather without it: m = 64 116.1 / 114.1 us with /
+    // without (call 4 of bench/results/2026-11-29-h200-session68/). Session 70 (call 3 of
+    // bench/results/2026-11-29-h200-session70/, H200, W4 g128 f16 act-order Suite 1, the gather
+    // with PDL, the GEMM with / without it, two rounds): m = 32 / 64 / 128 98.8 / 114.7 / 150.9
+    // against 100.0 / 119.2 / 156.7 (every layer of m = 64 / 128 1.1-1.6 us faster).
+    const bool pdl = pdl_ && (!f.act_order || act_gemm_pdl_);
     if (f.act_order) {
       // The maps' copies with k' (read by the GEMM only where k' != k: map_of() in the kernel;
       // with k' = k, what GPTQ writes, it uses its parameter maps as for plain weights), then the
@@ -213,12 +218,13 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
       const CUtensorMap tmpl[kSm90MixedActOrderMaps] = {map_x, map_x_last, map_w, map_s, map_z};
       CUtensorMap* const maps = reinterpret_cast<CUtensorMap*>(ws);
       if (Status s = sm90_mixed_gemm_act_order_maps(tmpl, f.zero == ZeroPoint::kInteger ? 5 : 4,
-                                                    static_cast<const int32_t*>(args.w.index), bits, maps, st);
+                                                    static_cast<const int32_t*>(args.w.index), bits, maps,
+                                                    gather_.pdl, st);
           !s.ok())
         return s;
       if (Status s = sm80_mixed_gemm_permute_activations(d_.a.dtype, args.a, static_cast<int>(d_.m), static_cast<int>(d_.k),
                                                          static_cast<const int32_t*>(args.w.index), ws + act_maps_bytes_,
-                                                         reinterpret_cast<Stream>(st));
+                                                         gather_, reinterpret_cast<Stream>(st));
           !s.ok())
         return s;
       p.act_index = static_cast<const int32_t*>(args.w.index);
@@ -252,6 +258,8 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
   const Sm90MixedKernels* kernels_;
   std::size_t act_maps_bytes_ = 0;  // act-order: the re-extented tensor maps
   std::size_t act_bytes_ = 0;       // act-order: the gathered activations
+  ActGatherPlan gather_;            // act-order: how they are gathered (the maps kernel's PDL too)
+  bool act_gemm_pdl_ = false;       // act-order: the GEMM itself with PDL (where the gather has it; run())
 };
 
 }  // namespace

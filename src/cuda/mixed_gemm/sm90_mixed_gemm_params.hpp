@@ -162,10 +162,11 @@ Status sm90_mixed_gemm_reduce_sk(DType t, const float* partials, int m, int n, i
 // Act-order weights (sm90_mixed_gemm_act_order.cu): copies the first `maps` of the tensor maps
 // (x, x_last, w, s, z) the host encoded with k as a placeholder to `out` (global memory, 64-byte
 // aligned), re-extented to the index's k' and groups', for the GEMM launched next on `stream`
-// (Sm90MixedParams::act_maps).
+// (Sm90MixedParams::act_maps). `pdl`: a programmatic dependent launch that waits for the previous
+// kernel of the stream before writing (ActGatherPlan::pdl).
 inline constexpr int kSm90MixedActOrderMaps = 5;
 Status sm90_mixed_gemm_act_order_maps(const CUtensorMap* tmpl, int maps, const int32_t* index, int bits,
-                                      CUtensorMap* out, cudaStream_t stream);
+                                      CUtensorMap* out, bool pdl, cudaStream_t stream);
 
 const Sm90MixedKernels& sm90_mixed_gemm_kernels_f16_w4();
 const Sm90MixedKernels& sm90_mixed_gemm_kernels_f16_w8();
