@@ -273,18 +273,21 @@ MixedGemmPlan choose_mixed_gemm_plan(const MixedGemmProblem& p) {
 // The act-order gather, by m. Session 70 (H200, W4 g128 f16 act-order Suite 1, the forms and
 // PDL forced by the knobs in one binary, two rounds, bench/results/2026-11-29-h200-session70/ calls
 // 3-4, us; sm80_mixed_gemm runs m = 16, sm90_mixed_gemm above):
-//   * m < 64: one element per thread, with PDL: m = 16 / 32 67.6 / 94.0 against 72.4 / 96.1
+//   * m < 64: one element per thread, with PDL: m = 16 / 32 67.7 / 94.0 against 72.4 / 96.1
 //     without PDL; the rows staged in column chunks (below) 73.7 / 99.0 with PDL (down at m = 16,
 //     k = 14336: 24.8 against 21.7; every block stages the whole 28 KB row for its chunk);
 //   * m = 64..255: the rows staged in column chunks, with PDL: m = 64 / 128 114.7 / 150.3 against
 //     118.5 / 164.6 for session 69's gather (element, no PDL) and 118.4 / 164.3 for the element
 //     form with PDL;
 //   * m >= 256: one block of 256 threads per row, the whole row, without PDL (session 66's form;
-//     session 69's behaviour): m = 256 / 1024 234.4 / 777.7 against 238.2 / 774.6 with PDL (qkv at
+//     session 69's behaviour): m = 256 / 1024 234.5 / 777.7 against 238.2 / 774.7 with PDL (qkv at
 //     m = 256 32.4 against 35.5) and 254.9 / 801 for chunks with PDL.
 // Staging reads each row once with coalesced 16-byte loads where the element form reads a 32-byte
 // sector per 2-byte value; what it costs is the staging's latency before any store, per block.
-// PDL here also decides sm90_mixed_gemm's act-order GEMM's (measured together).
+// The figures at m >= 32 (sm90_mixed_gemm) were taken with that family's act-order GEMM itself
+// launched with PDL too, which it is not (the family's run(): unsafe where k' != k); without it
+// (call 3, the gather with / without PDL in column chunks against session 69's element form): m =
+// 32 / 64 / 128 100.0 / 119.2 / 156.7 and 102.6 / 120.4 / 155.5 against 96.1 / 118.7 / 164.4.
 ActGatherPlan choose_act_gather_plan(int64_t m, int64_t k, int64_t max_k, int sm_count, bool pdl_possible) {
   ActGatherPlan g;
   const char* pdl = std::getenv("LOWBIT_MIXED_ACT_PDL");

@@ -82,8 +82,6 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
       act_maps_bytes_ = round256(sizeof(CUtensorMap) * kSm90MixedActOrderMaps);
       act_bytes_ = round256(static_cast<std::size_t>(d_.m) * static_cast<std::size_t>(tiled_act_order_max_k(d_.k)) * 2);
       gather_ = choose_act_gather_plan(d_.m, d_.k, tiled_act_order_max_k(d_.k), gpu.sm_count, true);
-      const char* env = std::getenv("LOWBIT_MIXED_ACT_GEMM_PDL");  // a measurement knob (session 70)
-      act_gemm_pdl_ = env != nullptr ? env[0] == '1' : gather_.pdl;
     }
   }
 
@@ -203,14 +201,15 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
     p.part_col0 = p.sk_tile0 * kSm90MixedBlockCh;
     p.part_ld = p.n - p.part_col0;
     const int grid = sk ? plan_.sk_grid : static_cast<int>(std::min<int64_t>(units, sm_count_));
-    // Act-order: the GEMM with PDL where the maps kernel and the gather before it have PDL too
-    // (below m = 256, choose_act_gather_plan); LOWBIT_MIXED_ACT_GEMM_PDL=0 / 1 forces it. Session 68
-    // had measured the GEMM's PDL alone, behind a gather without it: m = 64 116.1 / 114.1 us with /
-    // without (call 4 of bench/results/2026-11-29-h200-session68/). Session 70 (call 3 of
-    // bench/results/2026-11-29-h200-session70/, H200, W4 g128 f16 act-order Suite 1, the gather
-    // with PDL, the GEMM with / without it, two rounds): m = 32 / 64 / 128 98.8 / 114.7 / 150.9
-    // against 100.0 / 119.2 / 156.7 (every layer of m = 64 / 128 1.1-1.6 us faster).
-    const bool pdl = pdl_ && (!f.act_order || act_gemm_pdl_);
+    // Act-order: the GEMM without PDL. Where k' != k its producers read the maps' copies, which
+    // the maps kernel writes, before griddepcontrol.wait (map_of() in sm90_mixed_gemm.cuh), so with
+    // PDL they could read them before they are written. Measured (session 70, call 3 of
+    // bench/results/2026-11-29-h200-session70/, H200, W4 g128 f16 act-order Suite 1, a uniform
+    // g_idx: k' = k, the gather with PDL, the GEMM with / without it, two rounds, us): m = 32 / 64
+    // / 128 98.8 / 114.7 / 150.9 against 100.0 / 119.2 / 156.7, so it would pay once those reads
+    // move after the wait where k' != k (not done: unmeasured). Session 68 had measured the GEMM's
+    // PDL behind a gather without it: m = 64 116.1 / 114.1 with / without.
+    const bool pdl = pdl_ && !f.act_order;
     if (f.act_order) {
       // The maps' copies with k' (read by the GEMM only where k' != k: map_of() in the kernel;
       // with k' = k, what GPTQ writes, it uses its parameter maps as for plain weights), then the
@@ -259,7 +258,6 @@ class Sm90MixedGemmImpl final : public detail::GemmImpl {
   std::size_t act_maps_bytes_ = 0;  // act-order: the re-extented tensor maps
   std::size_t act_bytes_ = 0;       // act-order: the gathered activations
   ActGatherPlan gather_;            // act-order: how they are gathered (the maps kernel's PDL too)
-  bool act_gemm_pdl_ = false;       // act-order: the GEMM itself with PDL (where the gather has it; run())
 };
 
 }  // namespace
