@@ -123,7 +123,6 @@ Status launch_permute(const ActGatherPlan& plan, bool staged, const void* a, int
   return Status::Ok();
 }
 
-
 }  // namespace
 
 Status sm80_mixed_gemm_reduce_splits(DType t, const float* partials, int splits, int m, int n,
